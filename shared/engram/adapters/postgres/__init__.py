@@ -1,0 +1,1 @@
+"""PostgreSQL adapter: the system of record (psycopg 3 pool, pgvector, pg_trgm)."""

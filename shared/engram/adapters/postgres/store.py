@@ -1,0 +1,15 @@
+"""PostgresStore: the Store port, composed of one repository per aggregate."""
+
+from __future__ import annotations
+
+from engram.adapters.postgres.entities import EntityRepo
+from engram.adapters.postgres.events import EventRepo
+from engram.adapters.postgres.memories import MemoryRepo
+from engram.adapters.postgres.outbox import OutboxRepo
+from engram.adapters.postgres.queries import QueryRepo
+from engram.adapters.postgres.search import SearchRepo
+from engram.adapters.postgres.summaries import SummaryRepo
+
+
+class PostgresStore(EventRepo, EntityRepo, MemoryRepo, OutboxRepo, QueryRepo, SearchRepo, SummaryRepo):
+    """Every method takes the world id first and filters on it."""

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+# Identifiers a client chooses: printable, no slashes, bounded.
+Identifier = Annotated[
+    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
+]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str) -> str:
+    """A sortable-enough unique id with a readable prefix (`evt_`, `ent_`, `mem_`, `qry_`...)."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Record(BaseModel):
+    """A stored row: mutable in memory while a pipeline works on it, extra fields refused."""
+
+    model_config = ConfigDict(extra="forbid")

@@ -1,0 +1,74 @@
+"""Layer 1: chat events as agents send them and as they are stored (immutable)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engram.model.common import Frozen, Identifier, Record
+
+Role = Literal["user", "assistant", "system", "tool"]
+ContentType = Literal[
+    "userpreference", "factuallearning", "contextualfact", "default", "userinput", "assistantresponse"
+]
+EnrichmentStatus = Literal["pending", "processing", "enriched", "failed"]
+
+CONTENT_TYPE_BY_ROLE: dict[str, ContentType] = {
+    "user": "userinput",
+    "assistant": "assistantresponse",
+    "system": "default",
+    "tool": "default",
+}
+
+
+class EventIn(Frozen):
+    """One event as an agent sends it."""
+
+    event_id: Identifier | None = Field(default=None, description="Idempotency key; generated when absent")
+    user_id: Identifier
+    conversation_id: Identifier
+    role: Role
+    content: str = Field(min_length=1, max_length=32_000)
+    content_type: ContentType | None = Field(default=None, description="Inferred from the role when absent")
+    occurred_at: datetime | None = Field(default=None, description="Defaults to the time of receipt")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class IngestRequest(Frozen):
+    events: list[EventIn] = Field(min_length=1, max_length=100)
+
+
+class StoredEvent(Record):
+    world_id: str
+    event_id: str
+    user_id: str
+    conversation_id: str
+    role: Role
+    content: str
+    content_type: ContentType
+    occurred_at: datetime
+    received_at: datetime
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    importance: float = Field(ge=0.0, le=1.0)
+    tags: list[str] = Field(default_factory=list)
+    enrichment_status: EnrichmentStatus = "pending"
+    enrichment_id: str | None = None
+    enrichment_error: str | None = None
+
+
+class IngestedEvent(Frozen):
+    event_id: str
+    importance: float
+    tags: list[str]
+    duplicate: bool
+    enrichment_id: str | None
+
+
+class IngestResponse(Frozen):
+    world_id: str
+    accepted: int
+    duplicates: int
+    enrichment_id: str | None
+    events: list[IngestedEvent]

@@ -1,0 +1,1 @@
+"""The bounded NeedsMoreInfo loop: world queries, their context, capabilities and steps."""

@@ -1,0 +1,63 @@
+"""The composition root: builds the bundle of clients from settings, once per process.
+
+Handlers call `get_clients()`; tests build a `Clients` of their own (fakes or real parts)
+and install it with `set_clients()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, get_settings
+from engram.ports import LLM, Embedder, KeywordIndex, Store, Workflows
+
+
+@dataclass
+class Clients:
+    settings: Settings
+    store: Store
+    index: KeywordIndex
+    embedder: Embedder
+    llm: LLM
+    workflows: Workflows
+    heuristics: Heuristics = DEFAULT_HEURISTICS
+
+    def heuristics_for(self, world_id: str) -> Heuristics:
+        """The heuristics in force for a world: defaults with its `system_config` overrides."""
+        overrides = self.store.world_config(world_id).get("heuristics")
+        return self.heuristics.with_overrides(overrides) if overrides else self.heuristics
+
+
+_lock = threading.Lock()
+_clients: Clients | None = None
+
+
+def set_clients(clients: Clients | None) -> None:
+    global _clients
+    with _lock:
+        _clients = clients
+
+
+def get_clients() -> Clients:
+    """The process-wide clients, built from settings on first use."""
+    global _clients
+    with _lock:
+        if _clients is None:
+            _clients = build_clients(get_settings())
+        return _clients
+
+
+def build_clients(settings: Settings) -> Clients:
+    # Imported here so the domain never imports adapters at module load.
+    from engram.adapters.factory import build_embedder, build_index, build_llm, build_store, build_workflows
+
+    embedder = build_embedder(settings)
+    return Clients(
+        settings=settings,
+        store=build_store(settings, embedder.dim),
+        index=build_index(settings),
+        embedder=embedder,
+        llm=build_llm(settings),
+        workflows=build_workflows(settings),
+    )

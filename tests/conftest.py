@@ -1,0 +1,51 @@
+"""Fixtures shared by every suite: the embedded PostgreSQL server and fresh databases on it."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "engram")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_EMBEDDING_DIM = 384
+_db_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One embedded PostgreSQL server for the whole session."""
+    from engram.local.database import start_embedded_postgres
+
+    server = start_embedded_postgres(tmp_path_factory.mktemp("engram-pg"))
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg_server: object) -> str:
+    """A fresh, migrated database per test module."""
+    from engram.adapters.postgres.migrations import apply_migrations
+    from engram.local.database import ensure_database
+
+    url = ensure_database(pg_server, f"test_{os.getpid()}_{next(_db_counter)}")
+    apply_migrations(url, TEST_EMBEDDING_DIM)
+    return url
+
+
+@pytest.fixture(scope="module")
+def pg_store(pg_url: str) -> Iterator[object]:
+    """A PostgresStore over the module's fresh database."""
+    from engram.adapters.postgres.store import PostgresStore
+
+    store = PostgresStore(pg_url, max_size=4)
+    yield store
+    store.close()

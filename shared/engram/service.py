@@ -48,7 +48,8 @@ def get_clients() -> Clients:
         return _clients
 
 
-def build_clients(settings: Settings) -> Clients:
+def build_clients(settings: Settings, *, workflows: Workflows | None = None) -> Clients:
+    """Every adapter from settings; `workflows` replaces Step Functions by ARN (the local runtime)."""
     # Imported here so the domain never imports adapters at module load.
     from engram.adapters.factory import build_embedder, build_index, build_llm, build_store, build_workflows
 
@@ -59,5 +60,5 @@ def build_clients(settings: Settings) -> Clients:
         index=build_index(settings),
         embedder=embedder,
         llm=build_llm(settings),
-        workflows=build_workflows(settings),
+        workflows=workflows or build_workflows(settings),
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
@@ -67,6 +68,11 @@ class PostgresBase:
 
     def close(self) -> None:
         self.pool.close()
+
+
+def to_vector(embedding: Sequence[float] | None) -> Any:
+    """An embedding as pgvector's adapter expects it (None stays NULL)."""
+    return None if embedding is None else np.asarray(embedding, dtype=np.float32)
 
 
 def psycopg_pool_errors() -> tuple[type[Exception], ...]:

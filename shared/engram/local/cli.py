@@ -1,0 +1,175 @@
+"""The `engram` command: serve the embedded stack, and talk to a running server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from engram.config import get_settings
+
+_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except httpx.ConnectError:
+        print(f"engram: no server at {args.url}; start one with `make run` (or `engram serve`)", file=sys.stderr)
+        return 2
+    except ApiError as exc:
+        print(f"engram: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    settings = get_settings()
+    default_url = f"http://{settings.host}:{settings.port}"
+    parser = argparse.ArgumentParser(prog="engram", description=__doc__)
+    sub = parser.add_subparsers(required=True, metavar="command")
+
+    def command(name: str, run: Any, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_)
+        p.set_defaults(run=run)
+        p.add_argument("--url", default=default_url, help="engram API base URL (default %(default)s)")
+        p.add_argument("--api-key", default=None, help="bearer key when the server requires one")
+        return p
+
+    p = command("serve", _serve, "start the embedded stack and serve the HTTP API")
+    p.add_argument("--port", type=int, default=settings.port)
+    p.add_argument("--host", default=settings.host)
+    p.add_argument("--no-sample", action="store_true", help="do not load the sample world `demo`")
+
+    p = command("ingest", _ingest, "send the events of a JSON file to a world")
+    p.add_argument("file", type=Path, help='{"events": [...]} (or {"world_id", "events"}) or a JSON list of events')
+    p.add_argument("--world", required=True)
+    p.add_argument("--batch", type=int, default=100)
+
+    p = command("ask", _ask, "ask a question; prints the answer, its sources and the loop trace")
+    p.add_argument("question")
+    p.add_argument("--world", required=True)
+    p.add_argument("--user", required=True)
+    p.add_argument("--conversation", default=None)
+    p.add_argument("--max-info-requests", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="print the API's JSON response")
+
+    p = command("search", _search, "fused three-brain search")
+    p.add_argument("query")
+    p.add_argument("--world", required=True)
+    p.add_argument("--user", default=None)
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--json", action="store_true")
+
+    p = command("consolidate", _consolidate, "run consolidation now")
+    p.add_argument("--world", required=True)
+    return parser
+
+
+class ApiError(Exception):
+    pass
+
+
+def _client(args: argparse.Namespace) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    return httpx.Client(base_url=args.url, timeout=_TIMEOUT, headers=headers)
+
+
+def _checked(response: httpx.Response) -> dict[str, Any]:
+    body = response.json() if response.content else {}
+    if response.status_code >= 400:
+        err = body.get("error", {}) if isinstance(body, dict) else {}
+        raise ApiError(f"{response.status_code} {err.get('code', '')}: {err.get('message', response.text)}")
+    return body
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from engram.config import Settings
+    from engram.local.server import serve
+    from engram.local.stack import LocalStack
+
+    settings = Settings(port=args.port, host=args.host)
+    print(f"engram: starting the embedded stack (data in {settings.data_dir.resolve()})", flush=True)
+    with LocalStack(settings) as stack:
+        if not args.no_sample:
+            loaded = stack.load_sample()
+            if loaded is not None:
+                print(f"engram: sample world `{loaded.world_id}`: {loaded.accepted} new events, "
+                      f"{loaded.duplicates} already stored", flush=True)
+        print(f"engram: serving http://{args.host}:{args.port} (docs at /v1/docs); Ctrl-C stops", flush=True)
+        serve(args.host, args.port)
+    print("engram: stopped", flush=True)
+    return 0
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    doc = json.loads(args.file.read_text(encoding="utf-8"))
+    events = doc if isinstance(doc, list) else doc["events"]
+    accepted = duplicates = 0
+    with _client(args) as client, Progress() as progress:
+        task = progress.add_task(f"ingesting into {args.world}", total=len(events))
+        for start in range(0, len(events), args.batch):
+            batch = events[start:start + args.batch]
+            body = _checked(client.post(f"/v1/worlds/{args.world}/events", json={"events": batch}))
+            accepted += body.get("accepted", 0)
+            duplicates += body.get("duplicates", 0)
+            progress.advance(task, len(batch))
+    print(f"{accepted} events accepted, {duplicates} duplicates")
+    return 0
+
+
+def _ask(args: argparse.Namespace) -> int:
+    payload: dict[str, Any] = {"user_id": args.user, "question": args.question}
+    if args.conversation:
+        payload["conversation_id"] = args.conversation
+    if args.max_info_requests is not None:
+        payload["config"] = {"max_info_requests": args.max_info_requests}
+    with _client(args) as client:
+        body = _checked(client.post(f"/v1/worlds/{args.world}/queries", json=payload))
+    if args.json:
+        print(json.dumps(body, indent=2))
+        return 0
+    answer = body.get("answer") or {}
+    print(answer.get("content", "(no answer)"))
+    print(f"\nconfidence: {answer.get('confidence', 0):.2f}   model: {body.get('model')}   "
+          f"iterations: {body.get('iterations')}   info requests: {body.get('info_requests_used')}")
+    print("\nsources:")
+    for s in answer.get("sources", []) or [{"kind": "-", "id": "none", "excerpt": ""}]:
+        print(f"  [{s['kind']}] {s['id']}: {s.get('excerpt', '')[:100]}")
+    print("\ntrace:")
+    for step in body.get("trace", []):
+        print(f"  {step['iteration']:>2} {step['step']:<7} {step['outcome']:<18} {step.get('elapsed_ms', 0):8.1f} ms")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"q": args.query, "limit": args.limit}
+    if args.user:
+        params["user_id"] = args.user
+    with _client(args) as client:
+        body = _checked(client.get(f"/v1/worlds/{args.world}/search", params=params))
+    if args.json:
+        print(json.dumps(body, indent=2))
+        return 0
+    print(f"{body.get('interpretation', '')} ({body.get('search_time_ms', 0):.1f} ms)")
+    for i, hit in enumerate(body.get("hits", []), 1):
+        print(f"{i:>2}. [{hit['kind']}] {hit['doc_id']} {hit['score']:.3f} {hit['text'][:100]}")
+    return 0
+
+
+def _consolidate(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        body = _checked(client.post(f"/v1/worlds/{args.world}/consolidations", json={}))
+    print(json.dumps(body, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""The shared contracts behave as the rest of engram relies on."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from engram.config import DEFAULT_HEURISTICS, Settings
+from engram.model.common import utcnow
+from engram.model.events import IngestRequest
+from engram.model.queries import ContextItem, QueryConfig, WorldQuery
+from engram.query.context import QueryContext
+
+
+def test_a_world_override_changes_one_heuristic_and_keeps_the_rest() -> None:
+    tuned = DEFAULT_HEURISTICS.with_overrides({"rrf_k": 30})
+    assert tuned.rrf_k == 30
+    assert tuned.alias_accept == DEFAULT_HEURISTICS.alias_accept
+
+
+def test_an_unknown_heuristic_override_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        DEFAULT_HEURISTICS.with_overrides({"no_such_rule": 1})
+
+
+def test_the_model_defaults_to_offline_without_a_key_and_to_anthropic_with_one() -> None:
+    assert Settings(_env_file=None).resolved_llm() in {"offline", "anthropic"}
+    assert Settings(llm=None, anthropic_api_key=None).resolved_llm() == "offline"
+    assert Settings(llm=None, ANTHROPIC_API_KEY="k").resolved_llm() == "anthropic"
+
+
+def test_a_query_counts_down_its_info_requests_and_then_may_ask_no_more() -> None:
+    query = WorldQuery(world_id="w", query_id="q", user_id="u", question="?", created_at=utcnow(),
+                       config=QueryConfig(max_info_requests=2))
+    assert (query.remaining_info_requests, query.can_request_more_info) == (2, True)
+    query.info_requests_used = 2
+    assert (query.remaining_info_requests, query.can_request_more_info) == (0, False)
+
+
+def test_max_info_requests_is_bounded_to_five() -> None:
+    with pytest.raises(ValidationError):
+        QueryConfig(max_info_requests=6)
+
+
+def test_merging_a_context_adds_only_new_items_and_tracks_expandable_entities() -> None:
+    context = QueryContext(query_id="q", world_id="w", question="?")
+    first = [ContextItem(kind="entity", id="ent_a", text="A"),
+             ContextItem(kind="semantic", id="mem_1", text="A likes B", entity_ids=["ent_a", "ent_b"])]
+    assert context.merge(first) == 2
+    assert context.merge(first) == 0
+    context.mark_expanded("ent_a")
+    assert context.expandable_entity_ids() == ["ent_b"]
+    assert context.stats().items == 2
+
+
+def test_a_batch_holds_one_to_a_hundred_events() -> None:
+    event = {"user_id": "u", "conversation_id": "c", "role": "user", "content": "hi"}
+    with pytest.raises(ValidationError):
+        IngestRequest(events=[])
+    with pytest.raises(ValidationError):
+        IngestRequest.model_validate({"events": [event] * 101})
+    assert len(IngestRequest.model_validate({"events": [event] * 100}).events) == 100

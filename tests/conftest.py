@@ -49,3 +49,20 @@ def pg_store(pg_url: str) -> Iterator[object]:
     store = PostgresStore(pg_url, max_size=4)
     yield store
     store.close()
+
+
+@pytest.fixture(scope="module")
+def clients(pg_store: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """Real parts for domain integration tests: PostgreSQL, tantivy, the hash embedder, the offline
+    model, and a workflows fake that records starts (the pipelines are driven by the test)."""
+    from engram.adapters.embedders import HashEmbedder
+    from engram.adapters.offline_llm import OfflineLLM
+    from engram.adapters.tantivy_index import TantivyIndex
+    from engram.config import Settings
+    from engram.service import Clients
+    from tests.fakes.workflows import RecordingWorkflows
+
+    index = TantivyIndex(tmp_path_factory.mktemp("index"))
+    yield Clients(settings=Settings(), store=pg_store, index=index, embedder=HashEmbedder(TEST_EMBEDDING_DIM),  # type: ignore[arg-type]
+                  llm=OfflineLLM(), workflows=RecordingWorkflows())
+    index.close()

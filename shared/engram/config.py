@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     anthropic_model: str = "claude-sonnet-4-5"
     anthropic_fast_model: str = "claude-haiku-4-5"
     bedrock_region: str | None = None
+    bedrock_model: str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    bedrock_fast_model: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    llm_max_retries: int = 2
+    llm_timeout_s: float = 60.0
     titan_model_id: str = "amazon.titan-embed-text-v2:0"
 
     # Workflows: state machine ARNs (AWS) or names resolved by the local runtime.

@@ -1,5 +1,6 @@
 import psycopg
 import pytest
+
 from engram.adapters.postgres.migrations import apply_migrations, migration_files
 from engram.errors import ConfigurationError
 

@@ -35,8 +35,11 @@ class QueryRequest(Frozen):
     mode: Literal["sync", "async"] = "sync"
 
 
+SourceKind = Literal["event", "episodic", "semantic", "summary", "procedural", "entity"]
+
+
 class Source(Frozen):
-    kind: Literal["event", "episodic", "semantic", "summary", "procedural", "entity"]
+    kind: SourceKind
     id: str
     excerpt: str
     score: float | None = None

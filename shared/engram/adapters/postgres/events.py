@@ -1,9 +1,93 @@
-"""PostgreSQL repository: chat events (H4)."""
+"""PostgreSQL repository: chat events (layer 1, immutable but for enrichment status and embedding)."""
 
 from __future__ import annotations
 
-from engram.adapters.postgres.base import PostgresBase
+from collections.abc import Sequence
+from datetime import datetime
+
+from psycopg.types.json import Jsonb
+
+from engram.adapters.postgres.base import PostgresBase, to_vector
+from engram.model.events import EnrichmentStatus, StoredEvent
+
+EVENT_COLUMNS = (
+    "world_id, event_id, user_id, conversation_id, role, content, content_type, occurred_at, received_at, "
+    "metadata, importance, tags, enrichment_status, enrichment_id, enrichment_error"
+)
+
+
+def _event(row: dict) -> StoredEvent:
+    return StoredEvent.model_validate(row)
 
 
 class EventRepo(PostgresBase):
-    pass
+    def insert_events(self, events: Sequence[StoredEvent]) -> list[bool]:
+        """Insert one world's batch in one transaction; False for an event_id already stored."""
+        if not events:
+            return []
+        world_id = events[0].world_id
+        inserted: list[bool] = []
+        with self.tx(world_id) as cur:
+            for e in events:
+                cur.execute(
+                    f"INSERT INTO chat_events ({EVENT_COLUMNS}) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (world_id, event_id) DO NOTHING",
+                    (world_id, e.event_id, e.user_id, e.conversation_id, e.role, e.content, e.content_type,
+                     e.occurred_at, e.received_at, Jsonb(e.metadata), e.importance, e.tags, e.enrichment_status,
+                     e.enrichment_id, e.enrichment_error),
+                )
+                inserted.append(cur.rowcount == 1)
+                if cur.rowcount == 1:  # the keyword index learns of the event with it, through the outbox
+                    cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, 'event', %s, 'upsert')",
+                                (world_id, e.event_id))
+        return inserted
+
+    def get_event(self, world_id: str, event_id: str) -> StoredEvent | None:
+        events = self.get_events(world_id, [event_id])
+        return events[0] if events else None
+
+    def get_events(self, world_id: str, event_ids: Sequence[str]) -> list[StoredEvent]:
+        """The events in the order of `event_ids` (missing ids skipped)."""
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND event_id = ANY(%s)",
+                        (world_id, list(event_ids)))
+            rows = {r["event_id"]: r for r in cur.fetchall()}
+        return [_event(rows[i]) for i in event_ids if i in rows]
+
+    def set_enrichment(self, world_id: str, event_ids: Sequence[str], status: EnrichmentStatus,
+                       enrichment_id: str | None = None, error: str | None = None) -> None:
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "UPDATE chat_events SET enrichment_status = %s, enrichment_id = coalesce(%s, enrichment_id), "
+                "enrichment_error = %s WHERE world_id = %s AND event_id = ANY(%s)",
+                (status, enrichment_id, error, world_id, list(event_ids)),
+            )
+
+    def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
+        with self.tx(world_id) as cur:
+            cur.executemany("UPDATE chat_events SET embedding = %s WHERE world_id = %s AND event_id = %s",
+                            [(to_vector(v), world_id, k) for k, v in embeddings.items()])
+
+    def conversation_events(self, world_id: str, conversation_id: str, limit: int,
+                            before: datetime | None = None) -> list[StoredEvent]:
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND conversation_id = %s "
+                "AND (%s::timestamptz IS NULL OR occurred_at < %s) ORDER BY occurred_at DESC, event_id DESC LIMIT %s",
+                (world_id, conversation_id, before, before, limit),
+            )
+            return [_event(r) for r in reversed(cur.fetchall())]
+
+    def user_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND user_id = %s "
+                        "ORDER BY occurred_at DESC LIMIT %s", (world_id, user_id, limit))
+            return [_event(r) for r in cur.fetchall()]
+
+    def important_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]:
+        """The user's most important events, most important (then latest) first."""
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND user_id = %s "
+                        "ORDER BY importance DESC, occurred_at DESC LIMIT %s", (world_id, user_id, limit))
+            return [_event(r) for r in cur.fetchall()]

@@ -1,9 +1,128 @@
-"""PostgreSQL repository: episodic and semantic memories, conflicts, procedural (H4)."""
+"""PostgreSQL repository: episodic and semantic memories, procedural memories and conflicts."""
 
 from __future__ import annotations
 
-from engram.adapters.postgres.base import PostgresBase
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from engram.adapters.postgres.base import PostgresBase, to_vector
+from engram.model.memories import EpisodicMemory, MemoryConflict, ProceduralMemory, SemanticMemory
+
+_EPISODIC = ("world_id, memory_id, user_id, conversation_id, content, event_ids, entity_ids, importance, "
+             "occurred_at, status")
+_SEMANTIC = ("world_id, memory_id, user_id, subject_entity_id, predicate, object_value, object_entity_id, "
+             "confidence, reinforcement_count, source_event_ids, valid_from, valid_to, status, created_at, "
+             "last_validated_at")
+_CONFLICT = ("world_id, conflict_id, memory_id, conflicting_memory_id, status, strategy, reason, created_at, "
+             "resolved_at")
+_PROCEDURAL = "world_id, memory_id, user_id, pattern, support_count, source_ids, confidence, created_at"
+_OUTBOX = "INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, %s, %s, 'upsert')"
 
 
 class MemoryRepo(PostgresBase):
-    pass
+    def insert_episodic(self, memory: EpisodicMemory, embedding: Sequence[float] | None) -> None:
+        """Insert (idempotent on memory_id) and queue its index document in the same transaction."""
+        m = memory
+        with self.tx(m.world_id) as cur:
+            cur.execute(
+                f"INSERT INTO episodic_memories ({_EPISODIC}, embedding) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, memory_id) DO NOTHING",
+                (m.world_id, m.memory_id, m.user_id, m.conversation_id, m.content, m.event_ids, m.entity_ids,
+                 m.importance, m.occurred_at, m.status, to_vector(embedding)),
+            )
+            if cur.rowcount:
+                cur.execute(_OUTBOX, (m.world_id, "episodic", m.memory_id))
+
+    def insert_semantic(self, memory: SemanticMemory, embedding: Sequence[float] | None) -> None:
+        m = memory
+        with self.tx(m.world_id) as cur:
+            cur.execute(
+                f"INSERT INTO semantic_memories ({_SEMANTIC}, embedding) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (world_id, memory_id) DO NOTHING",
+                (m.world_id, m.memory_id, m.user_id, m.subject_entity_id, m.predicate, m.object_value,
+                 m.object_entity_id, m.confidence, m.reinforcement_count, m.source_event_ids, m.valid_from,
+                 m.valid_to, m.status, m.created_at, m.last_validated_at, to_vector(embedding)),
+            )
+            if cur.rowcount:
+                cur.execute(_OUTBOX, (m.world_id, "semantic", m.memory_id))
+
+    def update_semantic(self, memory: SemanticMemory) -> None:
+        m = memory
+        with self.tx(m.world_id) as cur:
+            cur.execute(
+                "UPDATE semantic_memories SET confidence = %s, reinforcement_count = %s, source_event_ids = %s, "
+                "valid_to = %s, status = %s, last_validated_at = %s WHERE world_id = %s AND memory_id = %s",
+                (m.confidence, m.reinforcement_count, m.source_event_ids, m.valid_to, m.status, m.last_validated_at,
+                 m.world_id, m.memory_id),
+            )
+            cur.execute(_OUTBOX, (m.world_id, "semantic", m.memory_id))
+
+    def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
+                   statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND subject_entity_id = %s "
+                "AND (%s::text IS NULL OR predicate = %s) AND status = ANY(%s) ORDER BY created_at",
+                (world_id, subject_entity_id, predicate, predicate, list(statuses)),
+            )
+            return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
+
+    def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int) -> list[SemanticMemory]:
+        """Active facts whose subject or object is one of the entities, strongest first."""
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND status = 'active' AND "
+                "(subject_entity_id = ANY(%s) OR object_entity_id = ANY(%s)) ORDER BY confidence DESC, created_at "
+                "LIMIT %s", (world_id, list(entity_ids), list(entity_ids), limit),
+            )
+            return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
+
+    def episodic_by_key(self, world_id: str, memory_id: str) -> EpisodicMemory | None:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_EPISODIC} FROM episodic_memories WHERE world_id = %s AND memory_id = %s",
+                        (world_id, memory_id))
+            row = cur.fetchone()
+        return EpisodicMemory.model_validate(row) if row else None
+
+    def user_memories(self, world_id: str, user_id: str, layer: str, limit: int) -> list[Any]:
+        models: dict[str, tuple[str, str, type[BaseModel]]] = {
+            "episodic": ("episodic_memories", _EPISODIC, EpisodicMemory),
+            "semantic": ("semantic_memories", _SEMANTIC, SemanticMemory),
+            "procedural": ("procedural_memories", _PROCEDURAL, ProceduralMemory),
+        }
+        table, columns, model = models[layer]
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {columns} FROM {table} WHERE world_id = %s AND user_id = %s "
+                        "ORDER BY created_at DESC LIMIT %s", (world_id, user_id, limit))
+            return [model.model_validate(r) for r in cur.fetchall()]
+
+    def insert_conflict(self, conflict: MemoryConflict) -> None:
+        c = conflict
+        with self.tx(c.world_id) as cur:
+            cur.execute(
+                f"INSERT INTO memory_conflicts ({_CONFLICT}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (world_id, conflict_id) DO NOTHING",
+                (c.world_id, c.conflict_id, c.memory_id, c.conflicting_memory_id, c.status, c.strategy, c.reason,
+                 c.created_at, c.resolved_at),
+            )
+
+    def list_conflicts(self, world_id: str, status: str | None) -> list[MemoryConflict]:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_CONFLICT} FROM memory_conflicts WHERE world_id = %s AND "
+                        "(%s::text IS NULL OR status = %s) ORDER BY created_at DESC", (world_id, status, status))
+            return [MemoryConflict.model_validate(r) for r in cur.fetchall()]
+
+    def insert_procedural(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> None:
+        m = memory
+        with self.tx(m.world_id) as cur:
+            cur.execute(
+                f"INSERT INTO procedural_memories ({_PROCEDURAL}, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (world_id, memory_id) DO NOTHING",
+                (m.world_id, m.memory_id, m.user_id, m.pattern, m.support_count, m.source_ids, m.confidence,
+                 m.created_at, to_vector(embedding)),
+            )
+            if cur.rowcount:
+                cur.execute(_OUTBOX, (m.world_id, "procedural", m.memory_id))

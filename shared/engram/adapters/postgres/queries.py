@@ -1,9 +1,58 @@
-"""PostgreSQL repository: world queries and query contexts (H5)."""
+"""PostgreSQL repository: world queries and the query context kept between loop steps."""
 
 from __future__ import annotations
 
+from psycopg.types.json import Jsonb
+
 from engram.adapters.postgres.base import PostgresBase
+from engram.model.queries import WorldQuery
+from engram.query.context import QueryContext
+
+_COLUMNS = ("world_id, query_id, user_id, question, conversation_id, config, status, info_requests_used, answer, "
+            "trace, model, model_calls, input_tokens, output_tokens, error, created_at, completed_at")
 
 
 class QueryRepo(PostgresBase):
-    pass
+    def save_query(self, query: WorldQuery) -> None:
+        q = query.model_dump(mode="json")
+        values = [q[c.strip()] for c in _COLUMNS.split(",")]
+        for i, name in enumerate(_COLUMNS.split(",")):
+            if name.strip() in {"config", "answer", "trace"} and values[i] is not None:
+                values[i] = Jsonb(values[i])
+        with self.tx(query.world_id) as cur:
+            cur.execute(
+                f"INSERT INTO world_queries ({_COLUMNS}) VALUES ({', '.join(['%s'] * len(values))}) "
+                "ON CONFLICT (world_id, query_id) DO UPDATE SET status = EXCLUDED.status, "
+                "info_requests_used = EXCLUDED.info_requests_used, answer = EXCLUDED.answer, trace = EXCLUDED.trace, "
+                "model = EXCLUDED.model, model_calls = EXCLUDED.model_calls, input_tokens = EXCLUDED.input_tokens, "
+                "output_tokens = EXCLUDED.output_tokens, error = EXCLUDED.error, completed_at = EXCLUDED.completed_at",
+                values,
+            )
+
+    def get_query(self, world_id: str, query_id: str) -> WorldQuery | None:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_COLUMNS} FROM world_queries WHERE world_id = %s AND query_id = %s",
+                        (world_id, query_id))
+            row = cur.fetchone()
+        return WorldQuery.model_validate(row) if row else None
+
+    def list_queries(self, world_id: str, user_id: str | None, limit: int) -> list[WorldQuery]:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_COLUMNS} FROM world_queries WHERE world_id = %s AND (%s::text IS NULL OR "
+                        "user_id = %s) ORDER BY created_at DESC LIMIT %s", (world_id, user_id, user_id, limit))
+            return [WorldQuery.model_validate(r) for r in cur.fetchall()]
+
+    def save_context(self, context: QueryContext) -> None:
+        with self.tx(context.world_id) as cur:
+            cur.execute(
+                "INSERT INTO query_contexts (world_id, query_id, context) VALUES (%s, %s, %s) "
+                "ON CONFLICT (world_id, query_id) DO UPDATE SET context = EXCLUDED.context, updated_at = now()",
+                (context.world_id, context.query_id, Jsonb(context.model_dump(mode="json"))),
+            )
+
+    def load_context(self, world_id: str, query_id: str) -> QueryContext | None:
+        with self.tx(world_id) as cur:
+            cur.execute("SELECT context FROM query_contexts WHERE world_id = %s AND query_id = %s",
+                        (world_id, query_id))
+            row = cur.fetchone()
+        return QueryContext.model_validate(row["context"]) if row else None

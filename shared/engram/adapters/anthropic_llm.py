@@ -1,0 +1,170 @@
+"""The LLM port over the `anthropic` SDK: the Anthropic API or Anthropic on Bedrock.
+
+Structured output is forced tool use: each task offers tools whose input schema is a pydantic
+model's JSON schema, and the reply's tool input is validated against that model. Invalid output is
+retried once, then raised as `ExtractionRejected`. SDK errors become engram errors here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import anthropic
+from pydantic import BaseModel, Field, ValidationError
+
+from engram.config import Settings
+from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, LLMUnavailable
+from engram.model.queries import Answer, NeedsMoreInfo
+from engram.ports import LLM, ExtractionResult, LLMReply, Usage, WindowEvent
+from engram.prompts import answer as answer_prompt
+from engram.prompts import extraction as extraction_prompt
+from engram.prompts import summary as summary_prompt
+from engram.query.context import QueryContext
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class AnswerTool(BaseModel):
+    content: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    sources: list[str] = Field(default_factory=list, description="ids of the context items relied on")
+    suggested_follow_ups: list[str] = Field(default_factory=list)
+
+
+class SummaryTool(BaseModel):
+    summary: str = Field(min_length=1)
+
+
+_TOOLS: dict[str, tuple[type[BaseModel], str]] = {
+    "record_facts": (ExtractionResult, "Record the facts the messages state."),
+    "answer": (AnswerTool, "Answer the question from the context, citing item ids."),
+    "request_info": (NeedsMoreInfo, "Ask for information the context lacks, through a declared capability."),
+    "write_summary": (SummaryTool, "Write the summary."),
+}
+
+
+def _tool(name: str) -> dict[str, Any]:
+    model, description = _TOOLS[name]
+    return {"name": name, "description": description, "input_schema": model.model_json_schema()}
+
+
+class AnthropicLLM:
+    def __init__(self, client: anthropic.Anthropic | anthropic.AnthropicBedrock, *, model: str, fast_model: str,
+                 max_tokens: int = 2048) -> None:
+        self.client = client
+        self.model = model
+        self.fast_model = fast_model
+        self.max_tokens = max_tokens
+        self.name = model
+
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]:
+        value, usage = self._call(self.fast_model, extraction_prompt.SYSTEM,
+                                  extraction_prompt.messages(events, known_entities), ["record_facts"], "record_facts",
+                                  temperature=0.0)
+        assert isinstance(value, ExtractionResult)
+        return LLMReply(value, usage, self.fast_model)
+
+    def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
+               temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
+        tools = ["answer", "request_info"] if can_request_more else ["answer"]
+        remaining = remaining_info_requests if can_request_more else None
+        value, usage = self._call(self.model, answer_prompt.SYSTEM, answer_prompt.messages(context, remaining),
+                                  tools, None if can_request_more else "answer", temperature=temperature)
+        if isinstance(value, NeedsMoreInfo):
+            return LLMReply(value, usage, self.model)
+        assert isinstance(value, AnswerTool)
+        return LLMReply(_to_answer(value, context), usage, self.model)
+
+    def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
+        value, usage = self._call(self.model, answer_prompt.SYSTEM, answer_prompt.messages(context, None),
+                                  ["answer"], "answer", temperature=temperature)
+        assert isinstance(value, AnswerTool)
+        return LLMReply(_to_answer(value, context).model_copy(update={"forced": True}), usage, self.model)
+
+    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
+        value, usage = self._call(self.fast_model, summary_prompt.SYSTEM, summary_prompt.messages(scope, items),
+                                  ["write_summary"], "write_summary", temperature=0.0)
+        assert isinstance(value, SummaryTool)
+        return LLMReply(value.summary, usage, self.fast_model)
+
+    def _call(self, model: str, system: str, messages: list[dict[str, str]], tools: list[str], forced: str | None,
+              *, temperature: float) -> tuple[BaseModel, Usage]:
+        """One forced-tool request, validated; one retry on invalid tool input, then ExtractionRejected."""
+        usage = Usage()
+        problem = ""
+        for _attempt in range(2):
+            response = self._create(model=model, system=system, messages=messages, tools=tools, forced=forced,
+                                    temperature=temperature)
+            usage = usage + Usage(response.usage.input_tokens, response.usage.output_tokens, 1)
+            block = next((b for b in response.content if b.type == "tool_use" and b.name in tools), None)
+            if block is None:
+                problem = f"no tool call among {tools} (stop_reason {response.stop_reason})"
+                continue
+            try:
+                return _TOOLS[block.name][0].model_validate(block.input), usage
+            except ValidationError as exc:
+                problem = f"invalid {block.name} input: {exc.error_count()} errors"
+        raise ExtractionRejected(f"the model's output was rejected twice: {problem}", details={"model": model})
+
+    def _create(self, *, model: str, system: str, messages: list[dict[str, str]], tools: list[str],
+                forced: str | None, temperature: float) -> Any:
+        # `temperature` is accepted for the port's sake; this SDK's Messages API no longer takes it.
+        choice = {"type": "tool", "name": forced} if forced else {"type": "any"}
+        try:
+            request: dict[str, Any] = {
+                "model": model, "max_tokens": self.max_tokens, "messages": messages, "tool_choice": choice,
+                "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                "tools": [_tool(t) for t in tools],
+            }
+            return self.client.messages.create(**request)
+        except anthropic.RateLimitError as exc:
+            raise LLMUnavailable("the model provider is rate limiting", details=_error_details(exc)) from exc
+        except anthropic.APITimeoutError as exc:
+            raise LLMUnavailable("the model provider timed out") from exc
+        except anthropic.APIConnectionError as exc:
+            raise LLMUnavailable("the model provider is unreachable") from exc
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError) as exc:
+            raise ConfigurationError(f"the model provider refused the credentials or model: {exc.message}",
+                                     details=_error_details(exc)) from exc
+        except anthropic.BadRequestError as exc:
+            raise InvalidInput(f"the model provider rejected the request: {exc.message}",
+                               details=_error_details(exc)) from exc
+        except anthropic.APIStatusError as exc:  # 500, 529 overloaded and other server errors
+            raise LLMUnavailable(f"the model provider failed ({exc.status_code})", details=_error_details(exc)) from exc
+
+
+def _error_details(exc: anthropic.APIStatusError) -> dict[str, Any]:
+    return {"status": exc.status_code, "retry_after": exc.response.headers.get("retry-after")}
+
+
+def _to_answer(tool: AnswerTool, context: QueryContext) -> Answer:
+    """An Answer citing only ids present in the context (the model cannot invent a source)."""
+    by_id = {i.id: i for i in context.items}
+    sources = []
+    for sid in dict.fromkeys(tool.sources):
+        item = by_id.get(sid)
+        if item is not None:
+            kind = "semantic" if item.kind == "relationship" else item.kind
+            sources.append({"kind": kind, "id": item.id, "excerpt": item.text[:200], "score": item.score})
+    return Answer.model_validate({"content": tool.content, "confidence": tool.confidence, "sources": sources,
+                                  "suggested_follow_ups": tool.suggested_follow_ups})
+
+
+def build_llm(settings: Settings) -> LLM:
+    """The model named by `ENGRAM_LLM` (default: anthropic with a key, else offline)."""
+    kind = settings.resolved_llm()
+    if kind == "offline":
+        from engram.adapters.offline_llm import OfflineLLM
+
+        return OfflineLLM()
+    if kind == "anthropic":
+        if not settings.anthropic_api_key:
+            raise ConfigurationError("ENGRAM_LLM=anthropic needs ANTHROPIC_API_KEY")
+        client: anthropic.Anthropic | anthropic.AnthropicBedrock = anthropic.Anthropic(
+            api_key=settings.anthropic_api_key, base_url=settings.anthropic_base_url,
+            max_retries=settings.llm_max_retries, timeout=settings.llm_timeout_s)
+        return AnthropicLLM(client, model=settings.anthropic_model, fast_model=settings.anthropic_fast_model)
+    client = anthropic.AnthropicBedrock(aws_region=settings.bedrock_region, max_retries=settings.llm_max_retries,
+                                        timeout=settings.llm_timeout_s)
+    return AnthropicLLM(client, model=settings.bedrock_model, fast_model=settings.bedrock_fast_model)

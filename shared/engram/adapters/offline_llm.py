@@ -1,0 +1,121 @@
+"""The offline heuristic model: rule-based extraction, extractive answers and summaries.
+
+It exists so the whole system runs and is testable with no key and no network. It is named as
+what it is (`offline-heuristic`) in every response and is never presented as an LLM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, Source, SourceKind
+from engram.ports import ExtractedTriple, ExtractionResult, LLMReply, Usage, WindowEvent
+from engram.query.context import QueryContext
+from engram.rules.statements import SELF, statements
+from engram.rules.text import content_terms
+
+NAME = "offline-heuristic"
+_ANSWER_MIN_OVERLAP = 0.34  # share of the question's content terms an item must cover to be an answer
+_NO_USAGE = Usage()
+
+
+class OfflineLLM:
+    name = NAME
+
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]:
+        triples = []
+        for event in events:
+            if event.role != "user":
+                continue
+            speaker = event.speaker or "user"
+            for s in statements(event.content):
+                triples.append(ExtractedTriple(
+                    subject=speaker if s.subject == SELF else s.subject,
+                    predicate=s.predicate,
+                    object=speaker if s.object == SELF else s.object,
+                    object_is_entity=s.object_is_entity,
+                    confidence=s.confidence,
+                    event_id=event.event_id,
+                    valid_from=event.occurred_at,
+                ))
+        return LLMReply(ExtractionResult(triples=triples), _NO_USAGE, NAME)
+
+    def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
+               temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
+        ranked = _rank(context)
+        if ranked and ranked[0][0] >= _ANSWER_MIN_OVERLAP:
+            return LLMReply(_extractive_answer(ranked), _NO_USAGE, NAME)
+        if can_request_more and remaining_info_requests > 0:
+            expandable = context.expandable_entity_ids()[:2]
+            if expandable:
+                requests = [InfoRequest(capability="get_entity_details", params={"entity_id": e},
+                                        reason="no context item answers the question yet") for e in expandable]
+            else:
+                requests = [InfoRequest(capability="search_memories",
+                                        params={"query": " ".join(sorted(content_terms(context.question))) or
+                                                context.question, "limit": 10},
+                                        reason="look for memories with the question's terms")]
+            if not _already_asked(context, requests):
+                return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME)
+        return LLMReply(_extractive_answer(ranked) if ranked else _unknown(), _NO_USAGE, NAME)
+
+    def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
+        ranked = _rank(context)
+        answer = _extractive_answer(ranked) if ranked else _unknown()
+        return LLMReply(answer.model_copy(update={"forced": True}), _NO_USAGE, NAME)
+
+    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
+        picked, length = [], 0
+        for item in items:
+            first = item.split(". ")[0].strip().rstrip(".")
+            if first and first not in picked and length + len(first) < 600:
+                picked.append(first)
+                length += len(first)
+        return LLMReply(". ".join(picked) + ("." if picked else ""), _NO_USAGE, NAME)
+
+
+def _rank(context: QueryContext) -> list[tuple[float, ContextItem]]:
+    """Context items by the share of the question's terms they contain, then by retrieval score."""
+    question = content_terms(context.question)
+    if not question:
+        return []
+    scored = []
+    for item in context.items:
+        overlap = len(question & content_terms(item.text)) / len(question)
+        if overlap > 0:
+            scored.append((overlap, item))
+    scored.sort(key=lambda p: (p[0], p[1].score, p[1].kind == "event"), reverse=True)
+    return scored
+
+
+def _extractive_answer(ranked: list[tuple[float, ContextItem]]) -> Answer:
+    best = ranked[0][0]
+    chosen = [item for overlap, item in ranked[:3] if overlap >= best * 0.75][:2]
+    content = " ".join(_sentence(i.text) for i in chosen)
+    return Answer(
+        content=f"From memory: {content}",
+        confidence=round(min(0.9, 0.3 + 0.6 * best), 2),
+        sources=[Source(kind=_source_kind(i), id=i.id, excerpt=i.text[:200], score=round(o, 3))
+                 for o, i in ranked[:4] if i in chosen or o >= best * 0.75],
+        suggested_follow_ups=[],
+    )
+
+
+def _source_kind(item: ContextItem) -> SourceKind:
+    return "semantic" if item.kind == "relationship" else item.kind  # type: ignore[return-value]
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _unknown() -> Answer:
+    return Answer(content="I don't have information about that in memory.", confidence=0.1, sources=[])
+
+
+def _already_asked(context: QueryContext, requests: list[InfoRequest]) -> bool:
+    """An entity already expanded or a search already merged gives nothing new: do not ask again."""
+    return all(r.params.get("entity_id") in context.expanded_entity_ids for r in requests
+               if r.capability == "get_entity_details") and any(r.capability == "get_entity_details"
+                                                                 for r in requests)

@@ -1,0 +1,1 @@
+"""Prompts: pure functions from a task's context to (system, messages). One module per task."""

@@ -1,0 +1,1 @@
+"""Pure, deterministic business rules: no I/O, no clients."""

@@ -1,0 +1,40 @@
+"""Event classification by rules: only statements, corrections and explicit preferences are extracted."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+EventClass = Literal["statement", "correction", "explicit_preference", "question", "command", "confirmation",
+                     "greeting", "other"]
+EXTRACTABLE: frozenset[str] = frozenset({"statement", "correction", "explicit_preference"})
+
+_GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|greetings|thanks|thank you|bye)\b[\s!.,]*$",
+                       re.I)
+_CONFIRM = re.compile(r"^\s*(yes|yeah|yep|ok|okay|sure|right|exactly|correct|sounds good|great)\b[\s!.]*$", re.I)
+_CORRECTION = re.compile(r"\b(actually|correction|i meant|not .+ but|no longer|i was wrong|to be clear)\b", re.I)
+_PREFERENCE = re.compile(r"\b(i (really )?(prefer|like|love|hate|dislike|enjoy|can't stand)|my fav(ou?rite)?)\b", re.I)
+_QUESTION = re.compile(r"^\s*(who|what|when|where|why|how|which|do|does|did|is|are|can|could|would|will|should)\b", re.I)
+_COMMAND = re.compile(r"^\s*(please\b|tell me|show me|give me|find|list|remind me|book|send|schedule)\b", re.I)
+_STATEMENT = re.compile(r"\b(i|i'm|my|we|our|he|she|they|it|is|are|was|were|have|has|had|will|am)\b", re.I)
+
+
+def classify(content: str) -> EventClass:
+    text = content.strip()
+    if _GREETING.match(text):
+        return "greeting"
+    if _CONFIRM.match(text):
+        return "confirmation"
+    if _CORRECTION.search(text):
+        return "correction"
+    if _PREFERENCE.search(text):
+        return "explicit_preference"
+    if text.endswith("?") and not re.search(r"[.!]\s", text):
+        return "question"
+    if _QUESTION.match(text) and "." not in text:
+        return "question"
+    if _COMMAND.match(text):
+        return "command"
+    if _STATEMENT.search(text) or len(text.split()) >= 4:
+        return "statement"
+    return "other"

@@ -1,0 +1,86 @@
+"""The two keyword-index adapters behave the same: tantivy on disk and OpenSearch (over HTTP, osmem)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engram.adapters.opensearch_index import OpenSearchIndex
+from engram.adapters.tantivy_index import TantivyIndex
+from engram.model.search import IndexDocument
+from engram.ports import KeywordIndex
+
+pytestmark = pytest.mark.integration
+
+
+def _doc(world: str, doc_id: str, text: str, *, user: str | None = "u1", kind: str = "event",
+         speaker: str = "Dana") -> IndexDocument:
+    return IndexDocument(world_id=world, doc_id=doc_id, kind=kind, text=text, user_id=user,  # type: ignore[arg-type]
+                         speaker=speaker, conversation_id="c1")
+
+
+@pytest.fixture(params=["tantivy", "opensearch"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KeywordIndex]:
+    if request.param == "tantivy":
+        ix: KeywordIndex = TantivyIndex(tmp_path / "index")
+    else:
+        ix = OpenSearchIndex(request.getfixturevalue("osmem_url"), index_prefix="test")
+    ix.upsert([
+        _doc("a", "1", "Dana loves hiking in the mountains near Lisbon"),
+        _doc("a", "2", "Bob hikes on weekends with his dog", user="u2", speaker="Bob"),
+        _doc("a", "ent_dana", "Dana", user=None, kind="entity"),
+        _doc("b", "1", "Dana loves hiking in the mountains near Lisbon", user="u1"),
+    ])
+    yield ix
+
+
+def _ids(hits: list) -> set[str]:
+    return {h.doc_id for h in hits}
+
+
+def test_a_search_never_returns_another_worlds_documents(index: KeywordIndex) -> None:
+    for query in ["hiking", "world_id:b", "Lisbon OR dog", "NOT nothing", '"loves hiking"', "hik*"]:
+        for hit in index.search("b", query):
+            assert hit.doc_id == "1"
+    assert _ids(index.search("b", "dog")) == set()
+
+
+def test_stemming_finds_other_forms_of_a_word(index: KeywordIndex) -> None:
+    assert _ids(index.search("a", "hiking")) == {"1", "2"}
+
+
+def test_phrases_booleans_prefixes_and_fields_follow_the_query_syntax(index: KeywordIndex) -> None:
+    assert _ids(index.search("a", '"loves hiking"')) == {"1"}
+    assert _ids(index.search("a", "hiking AND NOT mountains")) == {"2"}
+    assert _ids(index.search("a", "Lisbon OR dog")) == {"1", "2"}
+    assert _ids(index.search("a", "hik*")) >= {"1", "2"}
+    assert _ids(index.search("a", "speaker:bob")) == {"2"}
+
+
+def test_the_user_filter_keeps_the_users_own_and_the_worlds_shared_documents(index: KeywordIndex) -> None:
+    assert _ids(index.search("a", "dana OR hiking", user_id="u1")) == {"1", "ent_dana"}
+    assert _ids(index.search("a", "dana", kinds=["entity"])) == {"ent_dana"}
+
+
+def test_highlights_mark_the_matching_words(index: KeywordIndex) -> None:
+    [hit] = index.search("a", "mountains")
+    assert any("<b>mountains</b>" in h for h in hit.highlights)
+
+
+def test_malformed_syntax_degrades_to_plain_terms_instead_of_failing(index: KeywordIndex) -> None:
+    assert "1" in _ids(index.search("a", '"unbalanced lisbon'))
+    assert index.search("a", "((") == []
+    assert index.search("a", "") == []
+
+
+def test_upsert_replaces_delete_removes_and_erasing_a_user_spares_the_rest(index: KeywordIndex) -> None:
+    index.upsert([_doc("a", "2", "Bob swims now", user="u2", speaker="Bob")])
+    assert _ids(index.search("a", "hiking")) == {"1"}
+    index.delete("a", ["1"])
+    assert _ids(index.search("a", "hiking")) == set()
+    assert _ids(index.search("b", "hiking")) == {"1"}
+    assert index.delete_world_user("a", "u2") == 1
+    assert _ids(index.search("a", "swims")) == set()
+    assert _ids(index.search("b", "hiking")) == {"1"}

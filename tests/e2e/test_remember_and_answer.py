@@ -49,7 +49,7 @@ def test_a_stated_fact_is_remembered_and_answered_with_its_source(local_server: 
     assert result["status"] == "completed"
     assert "Lisbon" in result["answer"]["content"]
     assert "e2e-1" in {s["id"] for s in result["answer"]["sources"]}
-    assert [s["step"] for s in result["trace"]][0] == "init"
+    assert result["trace"][0]["step"] == "init"
 
 
 def test_a_replayed_event_is_acknowledged_as_a_duplicate_and_stored_once(local_server: Server) -> None:

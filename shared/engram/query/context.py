@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.model.queries import ContextItem
+from engram.model.queries import ContextItem, InfoRequest
 
 
 class ContextStats(BaseModel):
@@ -22,6 +22,8 @@ class QueryContext(BaseModel):
     items: list[ContextItem] = Field(default_factory=list)
     conversation: list[str] = Field(default_factory=list)  # formatted conversation-context lines
     expanded_entity_ids: list[str] = Field(default_factory=list)
+    conversation_ids: list[str] = Field(default_factory=list)  # conversations the model may ask about
+    pending_requests: list[InfoRequest] = Field(default_factory=list)  # asked for, not yet fulfilled
 
     def merge(self, items: list[ContextItem]) -> int:
         """Add items not already present (by kind and id); return how many were new."""

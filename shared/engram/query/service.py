@@ -1,0 +1,40 @@
+"""Submitting and reading world queries (what the HTTP routes call)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from engram.errors import NotFound
+from engram.model.common import new_id, utcnow
+from engram.model.queries import QueryRequest, QueryResponse, WorldQuery
+from engram.service import Clients
+
+
+def submit_query(clients: Clients, world_id: str, request: QueryRequest, *, now: datetime | None = None) -> WorldQuery:
+    """Persist a pending query, then run the loop to completion (sync) or start it (async)."""
+    query = WorldQuery(world_id=world_id, query_id=new_id("qry"), user_id=request.user_id,
+                       question=request.question, conversation_id=request.conversation_id,
+                       config=request.config, created_at=now or utcnow())
+    clients.store.save_query(query)
+    if request.mode == "async":
+        clients.workflows.start_query(world_id, query.query_id)
+        return query
+    clients.workflows.run_query(world_id, query.query_id)
+    return get_query(clients, world_id, query.query_id)
+
+
+def get_query(clients: Clients, world_id: str, query_id: str) -> WorldQuery:
+    query = clients.store.get_query(world_id, query_id)
+    if query is None:
+        raise NotFound(f"no query {query_id!r} in world {world_id!r}")
+    return query
+
+
+def list_queries(clients: Clients, world_id: str, user_id: str | None, limit: int) -> list[WorldQuery]:
+    return clients.store.list_queries(world_id, user_id, limit)
+
+
+def response(query: WorldQuery) -> QueryResponse:
+    return QueryResponse(query_id=query.query_id, status=query.status, answer=query.answer,
+                         iterations=max((t.iteration for t in query.trace), default=0),
+                         info_requests_used=query.info_requests_used, model=query.model, trace=query.trace)

@@ -1,0 +1,1 @@
+"""Retrieval: the three brains (keyword, semantic, graph), their fusion, and conversation context."""

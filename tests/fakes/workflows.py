@@ -30,3 +30,24 @@ class RecordingWorkflows:
     def start_consolidation(self, world_id: str | None) -> str:
         self.consolidations.append(world_id)
         return "exec-consolidation"
+
+
+class InProcessWorkflows(RecordingWorkflows):
+    """Runs the loop's steps directly, in the order engram-query runs them: for route tests that need
+    an answer without the state machine (the state machine itself is covered by tests/workflow)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clients: Any = None
+
+    def run_query(self, world_id: str, query_id: str) -> dict[str, Any]:
+        from engram.query import steps
+
+        c = self.clients
+        state = steps.ask(c, steps.init(c, steps.LoopState(world_id=world_id, query_id=query_id)))
+        while state.outcome == "needs_more_info":
+            if state.remaining_info_requests <= 0:
+                state = steps.force(c, state)
+                break
+            state = steps.ask(c, steps.fulfil(c, state))
+        return steps.finish(c, state).model_dump()

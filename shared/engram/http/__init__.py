@@ -1,0 +1,1 @@
+"""The HTTP API: Powertools resolvers, routes, error bodies and authorization."""

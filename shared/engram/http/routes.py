@@ -1,0 +1,130 @@
+"""Routes. Each validates its input through type hints (Powertools) and calls one domain function."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import BaseModel
+
+from engram.errors import NotFound
+from engram.ingest import ingest_events
+from engram.model.entities import CanonicalEntity, Relationship
+from engram.model.events import IngestRequest, IngestResponse, StoredEvent
+from engram.model.memories import MemoryConflict
+from engram.model.queries import QueryRequest, QueryResponse
+from engram.model.search import SearchResponse
+from engram.query import service as queries
+from engram.retrieval.search import search as fused_search
+from engram.service import get_clients
+
+ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+World = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
+Id = Annotated[str, Path(pattern=ID)]
+
+ingest_router = Router()
+api_router = Router()
+
+
+def _json(status: int, model: BaseModel | dict[str, Any]) -> Response[Any]:
+    # Powertools validates the body against the route's Response[T] annotation, then serializes it.
+    return Response(status_code=status, content_type="application/json", body=model)
+
+
+@ingest_router.post("/v1/worlds/<world>/events", summary="Store 1..100 events and start their enrichment",
+                    responses={202: {"description": "accepted", "content": {"application/json": {"model": IngestResponse}}}})
+def post_events(world: World, request: IngestRequest) -> Response[IngestResponse]:
+    return _json(202, ingest_events(get_clients(), world, request))
+
+
+@api_router.get("/v1/worlds/<world>/events/<event_id>", summary="A stored event and its enrichment status")
+def get_event(world: World, event_id: Id) -> StoredEvent:
+    event = get_clients().store.get_event(world, event_id)
+    if event is None:
+        raise NotFound(f"no event {event_id!r} in world {world!r}")
+    return event
+
+
+@api_router.post("/v1/worlds/<world>/queries", summary="Ask a question (sync answers; async answers 202)",
+                 responses={200: {"description": "answered", "content": {"application/json": {"model": QueryResponse}}}})
+def post_query(world: World, request: QueryRequest) -> Response[QueryResponse]:
+    query = queries.submit_query(get_clients(), world, request)
+    if request.mode == "async":
+        return _json(202, {"query_id": query.query_id, "status": query.status})
+    return _json(200, queries.response(query))
+
+
+@api_router.get("/v1/worlds/<world>/queries/<query_id>", summary="One query and its lifecycle")
+def get_query(world: World, query_id: Id) -> QueryResponse:
+    return queries.response(queries.get_query(get_clients(), world, query_id))
+
+
+@api_router.get("/v1/worlds/<world>/queries", summary="Recent queries")
+def list_queries(world: World, user_id: Annotated[str | None, Query(pattern=ID)] = None,
+                 limit: Annotated[int, Query(ge=1, le=100)] = 20) -> list[QueryResponse]:
+    return [queries.response(q) for q in queries.list_queries(get_clients(), world, user_id, limit)]
+
+
+@api_router.get("/v1/worlds/<world>/search", summary="Fused keyword, semantic and graph search")
+def search(world: World, q: Annotated[str, Query(min_length=1, max_length=1000)],
+           user_id: Annotated[str | None, Query(pattern=ID)] = None,
+           limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
+    return fused_search(get_clients(), world, q, user_id=user_id, limit=limit)
+
+
+@api_router.get("/v1/worlds/<world>/entities", summary="Entities by name or alias")
+def list_entities(world: World, name: Annotated[str | None, Query(max_length=200)] = None,
+                  limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[CanonicalEntity]:
+    return get_clients().store.list_entities(world, name, limit)
+
+
+@api_router.get("/v1/worlds/<world>/entities/<entity_id>", summary="One entity with its aliases")
+def get_entity(world: World, entity_id: Id) -> CanonicalEntity:
+    entity = get_clients().store.get_entity(world, entity_id)
+    if entity is None:
+        raise NotFound(f"no entity {entity_id!r} in world {world!r}")
+    return entity
+
+
+@api_router.get("/v1/worlds/<world>/entities/<entity_id>/relationships", summary="Relationships to a depth")
+def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1) -> list[Relationship]:
+    get_entity(world, entity_id)
+    return get_clients().store.relationships(world, entity_id, depth)
+
+
+@api_router.get("/v1/worlds/<world>/conflicts", summary="Conflicting facts")
+def conflicts(world: World, status: Annotated[str | None, Query(pattern="^(open|resolved)$")] = None
+              ) -> list[MemoryConflict]:
+    return get_clients().store.list_conflicts(world, status)
+
+
+@api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer")
+def memories(world: World, user_id: Id, layer: Annotated[str, Query(pattern="^(episodic|semantic|procedural|summary)$")]
+             = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
+    clients = get_clients()
+    rows = (clients.store.list_summaries(world, user_id, limit) if layer == "summary"
+            else clients.store.user_memories(world, user_id, layer, limit))
+    return [r.model_dump(mode="json") for r in rows]
+
+
+@api_router.post("/v1/worlds/<world>/consolidations", summary="Run consolidation now")
+def consolidate(world: World) -> Response[dict[str, Any]]:
+    execution = get_clients().workflows.start_consolidation(world)
+    return _json(202, {"world_id": world, "execution_id": execution})
+
+
+@api_router.get("/v1/health", summary="Liveness with the state of each dependency")
+def health() -> Response[dict[str, Any]]:
+    clients = get_clients()
+    checks: dict[str, Any] = {"llm": clients.llm.name, "embedder": clients.embedder.name}
+    ok = True
+    for name, ping in (("database", clients.store.ping), ("index", clients.index.ping)):
+        try:
+            ping()
+            checks[name] = "up"
+        except Exception as exc:  # health reports a dependency's failure instead of failing itself
+            checks[name] = f"down: {exc.__class__.__name__}"
+            ok = False
+    return _json(200 if ok else 503, {"status": "ok" if ok else "degraded", "dependencies": checks})

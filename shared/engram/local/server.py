@@ -1,0 +1,118 @@
+"""The local HTTP server: each request becomes an API Gateway HTTP API (v2) event for the same
+handler Lambda would run: `ingest` for POST /v1/worlds/{world}/events, `api` for the rest."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import re
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+_EVENTS_ROUTE = re.compile(r"^/v1/worlds/[^/]+/events/?$")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class LambdaContext:
+    """The few context attributes the handlers read."""
+
+    def __init__(self, function_name: str) -> None:
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{function_name}"
+        self.memory_limit_in_mb = 1024
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
+def _handler(name: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    return importlib.import_module(f"functions.{name}.handler").handler  # type: ignore[no-any-return]
+
+
+def to_event(method: str, path: str, query: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+    """An API Gateway HTTP API payload (version 2.0) for one request."""
+    text: str | None
+    try:
+        text, encoded = body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, encoded = base64.b64encode(body).decode(), True
+    params: dict[str, str] = {}
+    for pair in filter(None, query.split("&")):
+        key, _, value = pair.partition("=")
+        from urllib.parse import unquote_plus
+
+        k, v = unquote_plus(key), unquote_plus(value)
+        params[k] = f"{params[k]},{v}" if k in params else v
+    now = time.time()
+    return {
+        "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": query,
+        "headers": headers, "queryStringParameters": params or None,
+        "requestContext": {
+            "accountId": "000000000000", "apiId": "local", "domainName": "localhost", "stage": "$default",
+            "requestId": str(uuid.uuid4()), "routeKey": "$default", "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now * 1000),
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1",
+                     "userAgent": headers.get("user-agent", "")},
+        },
+        "body": text or None, "isBase64Encoded": encoded,
+    }
+
+
+def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    handlers = {name: _handler(name) for name in ("ingest", "api")}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        method, path = scope["method"], scope["path"]
+        name = "ingest" if method == "POST" and _EVENTS_ROUTE.match(path) else "api"
+        event = to_event(method, path, scope.get("query_string", b"").decode(), headers, body)
+        result = await anyio.to_thread.run_sync(handlers[name], event, LambdaContext(f"engram-{name}"))
+        payload = result.get("body") or ""
+        raw = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
+        out_headers = [(k.encode(), str(v).encode()) for k, v in (result.get("headers") or {}).items()]
+        for k, values in (result.get("multiValueHeaders") or {}).items():
+            out_headers += [(k.encode(), str(v).encode()) for v in values]
+        for cookie in result.get("cookies") or []:
+            out_headers.append((b"set-cookie", cookie.encode()))
+        await send({"type": "http.response.start", "status": int(result.get("statusCode", 500)),
+                    "headers": out_headers})
+        await send({"type": "http.response.body", "body": raw})
+
+    return app
+
+
+def serve(host: str, port: int) -> None:
+    """Serve until Ctrl-C (uvicorn handles the signal and returns)."""
+    import uvicorn
+
+    uvicorn.run(build_app(), host=host, port=port, log_level="warning", lifespan="on")

@@ -1,0 +1,142 @@
+"""The HTTP API as a client sees it, through the local server's ASGI app and the real handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engram.config import get_settings
+from engram.service import Clients, set_clients
+from tests.fakes.workflows import InProcessWorkflows
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def api(clients: Clients) -> Iterator[httpx.Client]:
+    from engram.local.server import build_app
+
+    workflows = InProcessWorkflows()
+    workflows.clients = clients
+    clients.workflows = workflows
+    set_clients(clients)
+    transport = httpx.ASGITransport(app=build_app())  # type: ignore[arg-type]
+    with _SyncOverAsync(transport) as client:
+        yield client
+    set_clients(None)
+
+
+class _SyncOverAsync:
+    """httpx's ASGI transport is async; route tests read better synchronously."""
+
+    def __init__(self, transport: httpx.ASGITransport) -> None:
+        self.transport = transport
+
+    def __enter__(self) -> httpx.Client:
+        import anyio
+
+        transport = self.transport
+
+        class Bridge(httpx.BaseTransport):
+            def handle_request(self, request: httpx.Request) -> httpx.Response:
+                async def call() -> httpx.Response:
+                    response = await transport.handle_async_request(request)
+                    body = b"".join([chunk async for chunk in response.stream])  # type: ignore[union-attr]
+                    return httpx.Response(response.status_code, headers=response.headers, content=body)
+
+                return anyio.run(call)
+
+        self.client = httpx.Client(transport=Bridge(), base_url="http://engram.local")
+        return self.client
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
+
+EVENT = {"user_id": "ana", "conversation_id": "c1", "role": "user", "content": "My name is Ana and I live in Madrid."}
+
+
+def test_events_are_accepted_with_scores_and_a_query_is_answered_with_sources(api: httpx.Client) -> None:
+    accepted = api.post("/v1/worlds/wa/events", json={"events": [{**EVENT, "event_id": "a1"}]})
+    assert accepted.status_code == 202, accepted.text
+    body = accepted.json()
+    assert body["accepted"] == 1 and body["events"][0]["importance"] == pytest.approx(0.6)
+    from engram.extraction import extract_events, index_pending
+    from engram.resolution import resolve_events
+    from engram.service import get_clients
+
+    c = get_clients()
+    resolve_events(c, "wa", ["a1"])
+    extract_events(c, "wa", ["a1"])
+    index_pending(c, "wa", ["a1"])
+    assert api.get("/v1/worlds/wa/events/a1").json()["enrichment_status"] == "enriched"
+    answer = api.post("/v1/worlds/wa/queries", json={"user_id": "ana", "question": "Where does Ana live?"})
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert "Madrid" in result["answer"]["content"] and "a1" in {s["id"] for s in result["answer"]["sources"]}
+    again = api.get(f"/v1/worlds/wa/queries/{result['query_id']}")
+    assert again.json()["status"] == "completed"
+    assert [q["query_id"] for q in api.get("/v1/worlds/wa/queries", params={"user_id": "ana"}).json()] == \
+        [result["query_id"]]
+    hits = api.get("/v1/worlds/wa/search", params={"q": "Madrid", "user_id": "ana"}).json()
+    assert "a1" in {h["doc_id"] for h in hits["hits"]} and hits["search_time_ms"] >= 0
+
+
+def test_invalid_events_answer_422_with_the_path_of_each_bad_field_and_store_nothing(api: httpx.Client) -> None:
+    bad = {"events": [{**EVENT, "event_id": "ok-1"}, {**EVENT, "role": "robot", "content": ""}]}
+    reply = api.post("/v1/worlds/wa/events", json=bad)
+    assert reply.status_code == 422
+    locations = [".".join(map(str, d["loc"])) for d in reply.json()["error"]["details"]]
+    assert any("events.1.role" in loc for loc in locations) and any("events.1.content" in loc for loc in locations)
+    assert api.get("/v1/worlds/wa/events/ok-1").status_code == 404
+
+
+def test_limits_and_shapes_are_enforced(api: httpx.Client) -> None:
+    assert api.post("/v1/worlds/wa/events", json={"events": [EVENT] * 101}).status_code == 422
+    assert api.post("/v1/worlds/wa/events", json={"events": [{**EVENT, "content": "x" * 32_001}]}).status_code == 422
+    assert api.post("/v1/worlds/wa/events", content=b"{not json", headers={"content-type": "application/json"}
+                    ).status_code == 400
+    assert api.post("/v1/worlds/wa/events", content=b"x" * 1_100_000).status_code == 413
+    assert api.post("/v1/worlds/bad%20world/events", json={"events": [EVENT]}).status_code == 422
+    assert api.post("/v1/worlds/wa/queries", json={"user_id": "ana", "question": "?",
+                                                   "config": {"max_info_requests": 9}}).status_code == 422
+    missing = api.get("/v1/worlds/wa/queries/qry_nope")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert api.get("/v1/nowhere").status_code == 404
+
+
+def test_health_openapi_and_swagger_are_served(api: httpx.Client) -> None:
+    health = api.get("/v1/health").json()
+    assert health["status"] == "ok" and health["dependencies"]["database"] == "up"
+    spec = api.get("/v1/openapi.json").json()
+    assert "/v1/worlds/{world}/queries" in spec["paths"] and "/v1/worlds/{world}/search" in spec["paths"]
+    assert "swagger" in api.get("/v1/docs").text.lower()
+
+
+def test_api_keys_require_a_bearer_and_limit_the_worlds(api: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_API_KEYS", "k1=wa;admin=*")
+    get_settings.cache_clear()
+    try:
+        assert api.get("/v1/worlds/wa/conflicts").status_code == 401
+        assert api.get("/v1/worlds/wa/conflicts", headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert api.get("/v1/worlds/wa/conflicts", headers={"Authorization": "Bearer k1"}).status_code == 200
+        denied = api.get("/v1/worlds/other/conflicts", headers={"Authorization": "Bearer k1"})
+        assert denied.status_code == 403 and denied.json()["error"]["code"] == "forbidden"
+        assert api.get("/v1/worlds/other/conflicts", headers={"Authorization": "Bearer admin"}).status_code == 200
+    finally:
+        monkeypatch.delenv("ENGRAM_API_KEYS")
+        get_settings.cache_clear()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                         lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8),
+                                                                                            children, max_size=3),
+                         max_leaves=10))
+def test_arbitrary_json_never_gets_a_5xx(api: httpx.Client, body: object) -> None:
+    for path in ("/v1/worlds/wa/events", "/v1/worlds/wa/queries"):
+        assert api.post(path, json=body).status_code < 500

@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     embedding_dim: int = 384
     database_url: str | None = Field(default=None, validation_alias="DATABASE_URL")
     database_secret_arn: str | None = None  # on AWS: credentials from Secrets Manager
+    database_host: str | None = None  # on AWS: the RDS Proxy endpoint, in place of the secret's host
     opensearch_url: str | None = Field(default=None, validation_alias="OPENSEARCH_URL")
     opensearch_index_prefix: str = "engram"
     anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")

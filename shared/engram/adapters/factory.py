@@ -6,7 +6,6 @@ import json
 from typing import TYPE_CHECKING
 
 from engram.config import Settings
-from engram.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from engram.adapters.postgres.store import PostgresStore
@@ -18,7 +17,7 @@ def database_url(settings: Settings, embedding_dim: int) -> str:
     if settings.database_url:
         return settings.database_url
     if settings.database_secret_arn:
-        return _url_from_secret(settings.database_secret_arn)
+        return _url_from_secret(settings.database_secret_arn, settings.database_host)
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.local.database import ensure_database, start_embedded_postgres
 
@@ -27,13 +26,13 @@ def database_url(settings: Settings, embedding_dim: int) -> str:
     return url
 
 
-def _url_from_secret(secret_arn: str) -> str:
+def _url_from_secret(secret_arn: str, host: str | None) -> str:
     import boto3
     from psycopg.conninfo import make_conninfo
 
     secret = json.loads(boto3.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"])
     return make_conninfo(
-        host=secret["host"], port=secret.get("port", 5432), user=secret["username"],
+        host=host or secret["host"], port=secret.get("port", 5432), user=secret["username"],
         password=secret["password"], dbname=secret.get("dbname", "engram"), sslmode="require",
     )
 
@@ -67,15 +66,8 @@ def build_llm(settings: Settings) -> LLM:
 
 
 def build_workflows(settings: Settings) -> Workflows:
-    """Step Functions by ARN. The local runtime replaces this with its moto-backed workflows."""
+    """Step Functions by ARN (each function is given only the ARNs it starts). The local runtime
+    replaces this with its moto-backed workflows."""
     from engram.adapters.stepfunctions import StepFunctionsWorkflows
 
-    missing = [
-        name for name in ("enrichment_state_machine_arn", "query_state_machine_arn", "consolidation_state_machine_arn")
-        if not getattr(settings, name)
-    ]
-    if missing:
-        raise ConfigurationError(
-            "state machine ARNs are not set: " + ", ".join(f"ENGRAM_{m.upper()}" for m in missing)
-        )
     return StepFunctionsWorkflows.from_settings(settings)

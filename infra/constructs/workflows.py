@@ -1,0 +1,114 @@
+"""Workflows: engram-enrichment (Standard), engram-query (Express), engram-consolidation (Standard).
+
+Payloads carry ids and small status only (Step Functions caps them at 256 KB); every task payload
+carries the execution id as the correlation id for logs and traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+RETRY_ERRORS = ["TransientStoreError", "LLMUnavailable", "Lambda.ServiceException", "Lambda.TooManyRequestsException",
+                "Lambda.SdkClientException", "Lambda.AWSLambdaException"]
+RETRY_INTERVAL = Duration.seconds(2)
+RETRY_ATTEMPTS = 3
+RETRY_BACKOFF = 2.0
+MAP_CONCURRENCY = 4
+ENRICHMENT_TIMEOUT = Duration.minutes(30)
+QUERY_TIMEOUT = Duration.minutes(5)
+CORRELATION = {"correlation_id": sfn.JsonPath.execution_id}
+BATCH = {"world_id": sfn.JsonPath.string_at("$.world_id"), "enrichment_id": sfn.JsonPath.string_at("$.enrichment_id"),
+         "event_ids": sfn.JsonPath.list_at("$.event_ids"), **CORRELATION}
+LOOP = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPath.string_at("$.query_id"),
+        "iteration": sfn.JsonPath.number_at("$.iteration"),
+        "remaining_info_requests": sfn.JsonPath.number_at("$.remaining_info_requests"), **CORRELATION}
+
+
+class Workflows(Construct):
+    def __init__(self, scope: Construct, id: str, *, functions: Mapping[str, lambda_.IFunction]) -> None:
+        super().__init__(scope, id)
+        self.functions = functions
+        self.enrichment = self._enrichment()
+        self.query = self._query()
+        self.consolidation = self._consolidation()
+
+    def _task(self, id: str, function: str, payload: dict[str, Any], *, result_path: str | None = None
+              ) -> tasks.LambdaInvoke:
+        task = tasks.LambdaInvoke(self, id, lambda_function=self.functions[function], payload_response_only=True,
+                                  retry_on_service_exceptions=False, payload=sfn.TaskInput.from_object(payload),
+                                  result_path=result_path)
+        task.add_retry(errors=RETRY_ERRORS, interval=RETRY_INTERVAL, max_attempts=RETRY_ATTEMPTS,
+                       backoff_rate=RETRY_BACKOFF)
+        return task
+
+    def _logs(self, name: str) -> sfn.LogOptions:
+        group = logs.LogGroup(self, f"{name}Logs", retention=logs.RetentionDays.ONE_MONTH,
+                              removal_policy=RemovalPolicy.DESTROY)
+        return sfn.LogOptions(destination=group, level=sfn.LogLevel.ALL, include_execution_data=False)
+
+    def _enrichment(self) -> sfn.StateMachine:
+        mark_failed = self._task("MarkFailed", "extract", {"action": "mark_failed", **BATCH,
+                                                           "error": sfn.JsonPath.object_at("$.error")})
+        mark_failed.next(sfn.Fail(self, "EnrichmentFailed", error="EnrichmentFailed",
+                                           cause="the events are kept, marked failed, for a retry"))
+        steps = [self._task("Resolve", "resolve", BATCH), self._task("Extract", "extract", {"action": "extract", **BATCH}),
+                 self._task("Index", "extract", {"action": "index", **BATCH})]
+        for step in steps:
+            step.add_catch(mark_failed, errors=["States.ALL"], result_path="$.error")
+        chain = sfn.Chain.start(steps[0]).next(steps[1]).next(steps[2]).next(sfn.Succeed(self, "Enriched"))
+        return sfn.StateMachine(self, "Enrichment", state_machine_name="engram-enrichment",
+                                state_machine_type=sfn.StateMachineType.STANDARD,
+                                definition_body=sfn.DefinitionBody.from_chainable(chain), timeout=ENRICHMENT_TIMEOUT,
+                                tracing_enabled=True, logs=self._logs("Enrichment"))
+
+    def _query(self) -> sfn.StateMachine:
+        ids = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPath.string_at("$.query_id")}
+        fail = self._task("MarkQueryFailed", "query_step", {"action": "fail", **ids,
+                                                            "error": sfn.JsonPath.object_at("$.error"), **CORRELATION})
+        fail.next(sfn.Fail(self, "QueryFailed", error="QueryFailed", cause="the query is marked failed"))
+        init = self._task("Init", "query_step", {"action": "init", **ids, **CORRELATION})
+        ask = self._task("Ask", "query_step", {"action": "ask", **LOOP})
+        fulfil = self._task("Fulfil", "query_step", {"action": "fulfil", **LOOP})
+        force = self._task("Force", "query_step", {"action": "force", **LOOP})
+        finish = self._task("Finish", "query_step", {"action": "finish", **LOOP})
+        for step in (init, ask, fulfil, force, finish):
+            step.add_catch(fail, errors=["States.ALL"], result_path="$.error")
+        finish.next(sfn.Succeed(self, "Answered"))
+        force.next(finish)
+        fulfil.next(ask)
+        choice = (sfn.Choice(self, "AnswerOrMoreInfo")
+                  .when(sfn.Condition.string_equals("$.outcome", "answer"), finish)
+                  .when(sfn.Condition.and_(sfn.Condition.string_equals("$.outcome", "needs_more_info"),
+                                           sfn.Condition.number_greater_than("$.remaining_info_requests", 0)), fulfil)
+                  .otherwise(force))
+        chain = sfn.Chain.start(init).next(ask).next(choice)
+        return sfn.StateMachine(self, "Query", state_machine_name="engram-query",
+                                state_machine_type=sfn.StateMachineType.EXPRESS,
+                                definition_body=sfn.DefinitionBody.from_chainable(chain), timeout=QUERY_TIMEOUT,
+                                tracing_enabled=True, logs=self._logs("Query"))
+
+    def _consolidation(self) -> sfn.StateMachine:
+        plan = self._task("Plan", "consolidate", {"action": "plan", "world_id": sfn.JsonPath.string_at("$.world_id"),
+                                                  **CORRELATION})
+        scope = self._task("ConsolidateScope", "consolidate", {
+            "action": "scope", "world_id": sfn.JsonPath.string_at("$.world_id"),
+            "scope_kind": sfn.JsonPath.string_at("$.scope_kind"), "scope_id": sfn.JsonPath.string_at("$.scope_id"),
+            **CORRELATION})
+        each = sfn.Map(self, "ConsolidateScopes", items_path="$.scopes", max_concurrency=MAP_CONCURRENCY,
+                       result_path="$.results")
+        each.item_processor(scope)
+        finish = self._task("FinishRun", "consolidate", {"action": "finish", "run_id": sfn.JsonPath.string_at("$.run_id"),
+                                                         "results": sfn.JsonPath.list_at("$.results"), **CORRELATION})
+        chain = sfn.Chain.start(plan).next(each).next(finish).next(sfn.Succeed(self, "Consolidated"))
+        return sfn.StateMachine(self, "Consolidation", state_machine_name="engram-consolidation",
+                                state_machine_type=sfn.StateMachineType.STANDARD,
+                                definition_body=sfn.DefinitionBody.from_chainable(chain),
+                                timeout=Duration.hours(1), tracing_enabled=True, logs=self._logs("Consolidation"))

@@ -66,3 +66,9 @@ def clients(pg_store: object, tmp_path_factory: pytest.TempPathFactory) -> Itera
     yield Clients(settings=Settings(), store=pg_store, index=index, embedder=HashEmbedder(TEST_EMBEDDING_DIM),  # type: ignore[arg-type]
                   llm=OfflineLLM(), workflows=RecordingWorkflows())
     index.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Powertools warns on every handler call that emitted no metric; metrics are disabled in tests.
+    config.addinivalue_line("filterwarnings", "ignore:No application metrics to publish:UserWarning")
+    config.addinivalue_line("filterwarnings", "ignore:XDG_RUNTIME_DIR is not set")

@@ -90,7 +90,11 @@ def _rank(context: QueryContext) -> list[tuple[float, ContextItem]]:
 
 def _extractive_answer(ranked: list[tuple[float, ContextItem]]) -> Answer:
     best = ranked[0][0]
-    chosen = [item for overlap, item in ranked[:3] if overlap >= best * 0.75][:2]
+    distinct: dict[str, ContextItem] = {}  # a fact and the relationship it made read the same: say it once
+    for overlap, item in ranked:
+        if overlap >= best * 0.75 and len(distinct) < 2:
+            distinct.setdefault(" ".join(item.text.lower().split()), item)
+    chosen = list(distinct.values())
     content = " ".join(_sentence(i.text) for i in chosen)
     return Answer(
         content=f"From memory: {content}",

@@ -140,8 +140,9 @@ def _ask(args: argparse.Namespace) -> int:
     print(answer.get("content", "(no answer)"))
     print(f"\nconfidence: {answer.get('confidence', 0):.2f}   model: {body.get('model')}   "
           f"iterations: {body.get('iterations')}   info requests: {body.get('info_requests_used')}")
-    print("\nsources:")
-    for s in answer.get("sources", []) or [{"kind": "-", "id": "none", "excerpt": ""}]:
+    sources = answer.get("sources") or []
+    print("\nsources:" if sources else "\nsources: none (nothing in memory supports an answer)")
+    for s in sources:
         print(f"  [{s['kind']}] {s['id']}: {s.get('excerpt', '')[:100]}")
     print("\ntrace:")
     for step in body.get("trace", []):

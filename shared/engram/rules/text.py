@@ -20,12 +20,13 @@ STOPWORDS = frozenset(
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to match hiking/hikes/hiked, not a full Porter stemmer."""
+    """A light suffix stripper: enough to match live/lives/lived/living and hike/hiking, not a full
+    Porter stemmer. A final silent "e" goes too, so the bare verb meets its inflections."""
     for suffix in ("ies", "ing", "ed", "es", "s", "'s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             return base + "y" if suffix == "ies" else base
-    return word
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word
 
 
 def content_terms(text: str) -> set[str]:

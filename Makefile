@@ -26,8 +26,9 @@ run: setup
 	$(VENV)/bin/engram serve
 
 # The whole suite in one pytest run (so its closing line counts everything); exit 5 ("no tests") is not a failure.
+# Benchmarks are not tests: `make bench` runs them.
 test: setup lint
-	$(PY) -m pytest tests -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/bench; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
 
 lint: setup
 	$(VENV)/bin/ruff check shared functions infra tests

@@ -69,6 +69,7 @@ def clients(pg_store: object, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "bench: a benchmark (make bench), never part of make test")
     # Powertools warns on every handler call that emitted no metric; metrics are disabled in tests.
     config.addinivalue_line("filterwarnings", "ignore:No application metrics to publish:UserWarning")
     config.addinivalue_line("filterwarnings", "ignore:XDG_RUNTIME_DIR is not set")

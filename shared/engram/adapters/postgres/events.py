@@ -16,31 +16,48 @@ EVENT_COLUMNS = (
 )
 
 
+_INSERT_FIELDS = ("event_id", "user_id", "conversation_id", "role", "content", "content_type", "occurred_at",
+                  "received_at", "metadata", "importance", "tags", "enrichment_status", "enrichment_id",
+                  "enrichment_error")
+
+
 def _event(row: dict) -> StoredEvent:
     return StoredEvent.model_validate(row)
 
 
 class EventRepo(PostgresBase):
     def insert_events(self, events: Sequence[StoredEvent]) -> list[bool]:
-        """Insert one world's batch in one transaction; False for an event_id already stored."""
+        """Insert one world's batch in one statement and one transaction; False for an event_id already
+        stored. Concurrent replays are safe: ON CONFLICT lets exactly one of them insert each id."""
         if not events:
             return []
         world_id = events[0].world_id
-        inserted: list[bool] = []
+        columns = [[getattr(e, c) for e in events] for c in _INSERT_FIELDS]
         with self.tx(world_id) as cur:
-            for e in events:
-                cur.execute(
-                    f"INSERT INTO chat_events ({EVENT_COLUMNS}) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                    "ON CONFLICT (world_id, event_id) DO NOTHING",
-                    (world_id, e.event_id, e.user_id, e.conversation_id, e.role, e.content, e.content_type,
-                     e.occurred_at, e.received_at, Jsonb(e.metadata), e.importance, e.tags, e.enrichment_status,
-                     e.enrichment_id, e.enrichment_error),
-                )
-                inserted.append(cur.rowcount == 1)
-                if cur.rowcount == 1:  # the keyword index learns of the event with it, through the outbox
-                    cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, 'event', %s, 'upsert')",
-                                (world_id, e.event_id))
+            cur.execute(
+                f"INSERT INTO chat_events ({EVENT_COLUMNS}) "
+                "SELECT %s, u.event_id, u.user_id, u.conversation_id, u.role, u.content, u.content_type, "
+                "u.occurred_at, u.received_at, u.metadata, u.importance, "
+                "ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.enrichment_status, u.enrichment_id, "
+                "u.enrichment_error "
+                "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::timestamptz[], %s::timestamptz[], %s::jsonb[], %s::real[], %s::jsonb[], %s::text[], %s::text[], "
+                "%s::text[]) AS u(event_id, user_id, conversation_id, role, content, content_type, occurred_at, "
+                "received_at, metadata, importance, tags, enrichment_status, enrichment_id, enrichment_error) "
+                "ON CONFLICT (world_id, event_id) DO NOTHING RETURNING event_id",
+                (world_id, *columns[:8], [Jsonb(m) for m in columns[8]], columns[9],
+                 [Jsonb(t) for t in columns[10]], *columns[11:]),
+            )
+            new_ids = {r["event_id"] for r in cur.fetchall()}
+            # The keyword index learns of the events with them, through the outbox.
+            cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) "
+                        "SELECT %s, 'event', id, 'upsert' FROM unnest(%s::text[]) AS id",
+                        (world_id, list(new_ids)))
+        seen: set[str] = set()  # an id repeated inside the batch is a replay of its first occurrence
+        inserted = []
+        for e in events:
+            inserted.append(e.event_id in new_ids and e.event_id not in seen)
+            seen.add(e.event_id)
         return inserted
 
     def get_event(self, world_id: str, event_id: str) -> StoredEvent | None:

@@ -94,6 +94,8 @@ class Heuristics(BaseModel):
     importance_cap: float = 1.0
     max_events_per_batch: int = 100
     max_content_chars: int = 32_000
+    enrichment_sweep_grace_s: int = 300  # a pending event older than this lost its enrichment start
+    enrichment_sweep_limit: int = 1_000  # events restarted per sweep (per world when one is named)
 
     # ingest: tags
     tag_keywords: dict[str, tuple[str, ...]] = {

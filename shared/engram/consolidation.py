@@ -9,6 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from engram.ingest import sweep_stalled
 from engram.model.common import new_id, utcnow
 from engram.model.memories import MemorySummary
 from engram.service import Clients
@@ -24,6 +25,7 @@ class Scope(BaseModel):
 class Plan(BaseModel):
     run_id: str
     scopes: list[Scope] = Field(default_factory=list)
+    enrichments_restarted: int = 0
 
 
 class ScopeResult(BaseModel):
@@ -35,15 +37,17 @@ class ScopeResult(BaseModel):
 
 
 def plan(clients: Clients, world_id: str | None, *, now: datetime | None = None) -> Plan:
-    """The scopes with new material since their last summary, bounded per run."""
+    """The scopes with new material since their last summary, bounded per run. The schedule also
+    sweeps events whose enrichment start was lost, so nothing stays unenriched for long."""
     now = now or utcnow()
     run_id = new_id("run")
+    swept = sweep_stalled(clients, world_id, now=now)
     limit = clients.heuristics.consolidation_max_scopes
     stale = clients.store.stale_conversations(world_id, limit)
     scopes = [Scope(world_id=w, scope_id=c, user_id=u) for w, u, c in stale]
     for w in sorted({s.world_id for s in scopes}):
         clients.store.start_run(w, run_id, now)
-    return Plan(run_id=run_id, scopes=scopes)
+    return Plan(run_id=run_id, scopes=scopes, enrichments_restarted=len(swept.enrichment_ids))
 
 
 def consolidate_scope(clients: Clients, scope: Scope, *, now: datetime | None = None) -> ScopeResult:

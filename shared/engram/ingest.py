@@ -6,10 +6,20 @@ Storing never depends on enrichment: if starting the workflow fails, the events 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from itertools import groupby
+
+from pydantic import BaseModel
 
 from engram.model.common import new_id, utcnow
-from engram.model.events import CONTENT_TYPE_BY_ROLE, IngestedEvent, IngestRequest, IngestResponse, StoredEvent
+from engram.model.events import (
+    CONTENT_TYPE_BY_ROLE,
+    EnrichmentStatus,
+    IngestedEvent,
+    IngestRequest,
+    IngestResponse,
+    StoredEvent,
+)
 from engram.observability import logger
 from engram.rules.scoring import importance
 from engram.rules.tags import tags_for
@@ -44,6 +54,36 @@ def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,
                                      duplicate=not ok, enrichment_id=enrichment_id if ok else shown.enrichment_id))
     return IngestResponse(world_id=world_id, accepted=len(new_ids), duplicates=len(stored) - len(new_ids),
                           enrichment_id=enrichment_id, events=results)
+
+
+class SweepResult(BaseModel):
+    events: int
+    enrichment_ids: list[str]
+    not_started: int
+
+
+def sweep_stalled(clients: Clients, world_id: str | None, *, include_failed: bool = False,
+                  now: datetime | None = None) -> SweepResult:
+    """Start enrichment again for events whose start was lost (still `pending` after the grace period)
+    and, on request, for events whose enrichment failed. Runs on the consolidation schedule (every world)
+    and on demand (`engram enrich --pending`). The steps are idempotent, so a late original is harmless."""
+    now = now or utcnow()
+    h = clients.heuristics_for(world_id) if world_id else clients.heuristics
+    statuses: list[EnrichmentStatus] = ["pending", "failed"] if include_failed else ["pending"]
+    stalled = clients.store.stalled_events(world_id, statuses, now - timedelta(seconds=h.enrichment_sweep_grace_s),
+                                           h.enrichment_sweep_limit)
+    started: list[str] = []
+    not_started = 0
+    for world, rows in groupby(sorted(stalled, key=lambda r: r[0]), key=lambda r: r[0]):
+        ids = [event_id for _, event_id in rows]
+        for i in range(0, len(ids), h.max_events_per_batch):
+            batch = ids[i:i + h.max_events_per_batch]
+            enrichment_id = _start_enrichment(clients, world, batch)
+            if enrichment_id is None:
+                not_started += len(batch)
+            else:
+                started.append(enrichment_id)
+    return SweepResult(events=len(stalled), enrichment_ids=started, not_started=not_started)
 
 
 def _start_enrichment(clients: Clients, world_id: str, event_ids: list[str]) -> str | None:

@@ -94,7 +94,7 @@ def resolve_events(clients: Clients, world_id: str, event_ids: Sequence[str]) ->
     """Resolve the mentions of a batch of events; idempotent (mentions are keyed by their span)."""
     h = clients.heuristics_for(world_id)
     events = clients.store.get_events(world_id, event_ids)
-    clients.store.set_enrichment(world_id, [e.event_id for e in events], "processing")
+    clients.store.set_enrichment(world_id, [e.event_id for e in events], "enriching")
     counts = {"mentions": 0, "resolved": 0, "created": 0, "disambiguation": 0}
     for event in sorted(events, key=lambda e: e.occurred_at):
         user_entity(clients, world_id, event.user_id)

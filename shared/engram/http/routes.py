@@ -10,9 +10,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from engram.errors import NotFound
-from engram.ingest import ingest_events
+from engram.ingest import SweepResult, ingest_events, sweep_stalled
 from engram.model.entities import CanonicalEntity, Relationship
-from engram.model.events import IngestRequest, IngestResponse, StoredEvent
+from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryRequest, QueryResponse
 from engram.model.search import SearchResponse
@@ -107,6 +107,12 @@ def memories(world: World, user_id: Id, layer: Annotated[str, Query(pattern="^(e
     rows = (clients.store.list_summaries(world, user_id, limit) if layer == "summary"
             else clients.store.user_memories(world, user_id, layer, limit))
     return [r.model_dump(mode="json") for r in rows]
+
+
+@api_router.post("/v1/worlds/<world>/enrichments",
+                 summary="Start enrichment again for events still pending after the grace period (or failed)")
+def sweep(world: World, request: SweepRequest) -> Response[SweepResult]:
+    return _json(202, sweep_stalled(get_clients(), world, include_failed=request.include_failed))
 
 
 @api_router.post("/v1/worlds/<world>/consolidations", summary="Run consolidation now")

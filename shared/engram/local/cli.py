@@ -66,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--json", action="store_true")
 
+    p = command("enrich", _enrich, "start enrichment again for a world's stalled events")
+    p.add_argument("--world", required=True)
+    p.add_argument("--pending", action="store_true", required=True,
+                   help="events still pending after the grace period (their enrichment start was lost)")
+    p.add_argument("--failed", action="store_true", help="also events whose enrichment failed")
+
     p = command("consolidate", _consolidate, "run consolidation now")
     p.add_argument("--world", required=True)
     return parser
@@ -147,6 +153,14 @@ def _ask(args: argparse.Namespace) -> int:
     print("\ntrace:")
     for step in body.get("trace", []):
         print(f"  {step['iteration']:>2} {step['step']:<7} {step['outcome']:<18} {step.get('elapsed_ms', 0):8.1f} ms")
+    return 0
+
+
+def _enrich(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        body = _checked(client.post(f"/v1/worlds/{args.world}/enrichments", json={"include_failed": args.failed}))
+    print(f"{body['events']} stalled events, {len(body['enrichment_ids'])} enrichments started"
+          + (f", {body['not_started']} could not be started (still pending)" if body["not_started"] else ""))
     return 0
 
 

@@ -26,7 +26,7 @@ CREATE TABLE chat_events (
     importance        real        NOT NULL CHECK (importance >= 0 AND importance <= 1),
     tags              text[]      NOT NULL DEFAULT '{}',
     enrichment_status text        NOT NULL DEFAULT 'pending'
-                      CHECK (enrichment_status IN ('pending', 'processing', 'enriched', 'failed')),
+                      CHECK (enrichment_status IN ('pending', 'enriching', 'enriched', 'failed')),
     enrichment_id     text,
     enrichment_error  text,
     embedding         vector({{EMBEDDING_DIM}}),

@@ -13,7 +13,7 @@ Role = Literal["user", "assistant", "system", "tool"]
 ContentType = Literal[
     "userpreference", "factuallearning", "contextualfact", "default", "userinput", "assistantresponse"
 ]
-EnrichmentStatus = Literal["pending", "processing", "enriched", "failed"]
+EnrichmentStatus = Literal["pending", "enriching", "enriched", "failed"]
 
 CONTENT_TYPE_BY_ROLE: dict[str, ContentType] = {
     "user": "userinput",
@@ -72,3 +72,9 @@ class IngestResponse(Frozen):
     duplicates: int
     enrichment_id: str | None
     events: list[IngestedEvent]
+
+
+class SweepRequest(Frozen):
+    """Restart enrichment for a world's stalled events."""
+
+    include_failed: bool = Field(default=False, description="also retry events whose enrichment failed")

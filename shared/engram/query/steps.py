@@ -107,7 +107,8 @@ def init(clients: Clients, state: LoopState) -> LoopState:
 
 
 def ask(clients: Clients, state: LoopState) -> LoopState:
-    """Ask the model: an Answer ends the loop; NeedsMoreInfo is kept for `fulfil`."""
+    """Ask the model: an Answer ends the loop; NeedsMoreInfo is kept for `fulfil`, or, with no
+    info requests left, leads to `force`."""
     query, context = _load(clients, state)
     iteration = state.iteration + 1
     previous = _done(query, iteration, "ask")
@@ -121,13 +122,13 @@ def ask(clients: Clients, state: LoopState) -> LoopState:
                                    remaining_info_requests=query.remaining_info_requests,
                                    temperature=query.config.temperature)
         _record_usage(query, reply.usage, reply.model)
-        if isinstance(reply.value, NeedsMoreInfo) and query.can_request_more_info:
-            context.pending_requests = list(reply.value.info_requests)
+        if isinstance(reply.value, NeedsMoreInfo):
+            # With no requests left nothing is kept to fulfil: the state machine's Choice sends it to Force.
+            context.pending_requests = list(reply.value.info_requests) if query.can_request_more_info else []
             record["outcome"] = "needs_more_info"
             record["detail"] = {"requests": [r.model_dump() for r in reply.value.info_requests]}
         else:
-            answer = reply.value if isinstance(reply.value, Answer) else _no_answer()
-            query.answer = _grounded(answer, context)
+            query.answer = _grounded(reply.value, context)
             record["outcome"] = "answer"
             record["detail"] = {"confidence": query.answer.confidence, "sources": len(query.answer.sources)}
         if measures:
@@ -209,7 +210,3 @@ def _grounded(answer: Answer, context: QueryContext) -> Answer:
     """Only sources present in the context survive: an answer cannot cite what it was not shown."""
     known = context.cited_ids()
     return answer.model_copy(update={"sources": [s for s in answer.sources if s.id in known]})
-
-
-def _no_answer() -> Answer:
-    return Answer(content="I could not find an answer in memory.", confidence=0.0)

@@ -81,6 +81,16 @@ class EventRepo(PostgresBase):
                 (status, enrichment_id, error, world_id, list(event_ids)),
             )
 
+    def stalled_events(self, world_id: str | None, statuses: Sequence[EnrichmentStatus], received_before: datetime,
+                       limit: int) -> list[tuple[str, str]]:
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "SELECT world_id, event_id FROM chat_events WHERE (%s::text IS NULL OR world_id = %s) "
+                "AND enrichment_status = ANY(%s) AND received_at < %s ORDER BY received_at, event_id LIMIT %s",
+                (world_id, world_id, list(statuses), received_before, limit),
+            )
+            return [(r["world_id"], r["event_id"]) for r in cur.fetchall()]
+
     def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
         with self.tx(world_id) as cur:
             cur.executemany("UPDATE chat_events SET embedding = %s WHERE world_id = %s AND event_id = %s",

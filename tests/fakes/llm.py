@@ -1,0 +1,70 @@
+"""An LLM fake that answers from a script: for tests that need the query loop to take a given path
+(answer at once, ask for more, keep asking until forced) or a model that is down."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.adapters.offline_llm import OfflineLLM
+from engram.errors import LLMUnavailable
+from engram.model.queries import Answer, NeedsMoreInfo
+from engram.ports import ExtractionResult, LLMReply, Usage, WindowEvent
+from engram.query.context import QueryContext
+
+NAME = "scripted"
+_USAGE = Usage(input_tokens=120, output_tokens=30, calls=1)
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """One call the model received: the method and what it was given."""
+
+    method: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+class ScriptedLLM:
+    """`answer` replies with the script in order, the last reply repeating once the script runs out;
+    `force_answer` replies with `forced`. Extraction and summaries are the offline model's. Methods
+    named in `unavailable` raise LLMUnavailable, as a provider that is down does."""
+
+    name = NAME
+
+    def __init__(self, script: Sequence[Answer | NeedsMoreInfo] = (), *,
+                 forced: Answer | None = None, unavailable: Sequence[str] = ()) -> None:
+        self.script = list(script)
+        self.forced = forced or Answer(content="Forced: this is all memory holds.", confidence=0.3)
+        self.unavailable = set(unavailable)
+        self.calls: list[LLMCall] = []
+        self._offline = OfflineLLM()
+
+    def calls_to(self, method: str) -> list[LLMCall]:
+        return [c for c in self.calls if c.method == method]
+
+    def _record(self, method: str, **args: Any) -> None:
+        self.calls.append(LLMCall(method, args))
+        if method in self.unavailable:
+            raise LLMUnavailable(f"{method}: the model provider is overloaded (scripted)")
+
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]:
+        self._record("extract", event_ids=[e.event_id for e in events], known_entities=list(known_entities))
+        return self._offline.extract(events, known_entities)
+
+    def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
+               temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
+        self._record("answer", question=context.question, items=len(context.items),
+                     can_request_more=can_request_more, remaining_info_requests=remaining_info_requests)
+        turn = len(self.calls_to("answer")) - 1
+        if not self.script:
+            raise AssertionError("ScriptedLLM.answer was called with an empty script")
+        return LLMReply(self.script[min(turn, len(self.script) - 1)], _USAGE, NAME)
+
+    def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
+        self._record("force_answer", question=context.question, items=len(context.items))
+        return LLMReply(self.forced, _USAGE, NAME)
+
+    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
+        self._record("summarize", scope=scope, items=list(items))
+        return self._offline.summarize(scope, items)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import IConstruct
 
+from infra.constructs.functions import PROFILED_MODELS
+
 _STATES_EXECUTIONS = ('arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,'
                       '{"Fn::Split":[":",{"Ref":"WorkflowsQuery5854D436"}]}]}:*')
 ACKNOWLEDGED: dict[str, str] = {
@@ -19,7 +21,9 @@ ACKNOWLEDGED: dict[str, str] = {
         "AWS's minimal policy for writing the function's own logs",
     "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]":
         "AWS's minimal policy for a function's network interfaces in the VPC",
-    "AwsSolutions-IAM5[Resource::*]": "X-Ray trace writes and log delivery accept no narrower resource",
+    "AwsSolutions-IAM5[Resource::*]": "X-Ray trace writes, log delivery and log resource policies accept no "
+                                      "narrower resource; Cognito's SMS role publishes to phone numbers, which "
+                                      "have no ARN",
     "AwsSolutions-IAM5[Resource::<FunctionsConsolidateA76BEAE6.Arn>:*]": "Step Functions invokes any version "
                                                                          "of its own task function",
     "AwsSolutions-IAM5[Resource::<FunctionsExtract10104BDA.Arn>:*]": "Step Functions invokes any version of its "
@@ -30,6 +34,10 @@ ACKNOWLEDGED: dict[str, str] = {
                                                                      "own task function",
     "AwsSolutions-IAM5[Resource::<SearchDomain62FD613E.Arn>/*]": "the functions read and write the one engram "
                                                                  "index family inside this domain only",
+    **{f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{model}]":
+       "a cross-region inference profile serves the call from this model in any of the profile's regions; the "
+       "grant holds only through engram's own profile (condition bedrock:InferenceProfileArn)"
+       for model in PROFILED_MODELS},
     f"AwsSolutions-IAM5[Resource::{_STATES_EXECUTIONS}]": "the api reads the executions of engram-query only",
     "AwsSolutions-L1": "the functions and their layer are built for Python 3.12 on purpose (wheels are pinned "
                        "to that ABI)",

@@ -7,11 +7,14 @@ from constructs import Construct
 
 from infra.constructs.api import Api
 from infra.constructs.database import Database
-from infra.constructs.functions import Functions
+from infra.constructs.functions import BEDROCK_MODELS, Functions
 from infra.constructs.network import Network
 from infra.constructs.operations import Monitoring, Schedule
 from infra.constructs.search import Search
 from infra.constructs.workflows import Workflows
+
+
+ENRICHMENT_STARTERS = ("ingest", "api", "consolidate")
 
 
 class EngramStack(Stack):
@@ -29,24 +32,28 @@ class EngramStack(Stack):
                                   "ENGRAM_DATABASE_HOST": database.proxy.endpoint,
                                   "OPENSEARCH_URL": f"https://{search.domain.domain_endpoint}",
                                   "ENGRAM_EMBEDDER": "titan", "ENGRAM_EMBEDDING_DIM": "1024", "ENGRAM_LLM": "bedrock",
+                                  **BEDROCK_MODELS,
                               })
+        functions.grant_models()
         workflows = Workflows(self, "Workflows", functions=functions.by_name)
         machines = {"enrichment": workflows.enrichment, "query": workflows.query,
                     "consolidation": workflows.consolidation}
         for fn in functions.by_name.values():
             database.secret.grant_read(fn)
             search.domain.grant_read_write(fn)
-        # Only the HTTP-facing functions start executions, and only they learn the ARNs: a task function
-        # that knew its own state machine's ARN would make a dependency cycle.
-        functions["ingest"].add_environment("ENGRAM_ENRICHMENT_STATE_MACHINE_ARN",
+        # Only the functions that start executions learn the ARNs: a task function that knew its own state
+        # machine's ARN would make a dependency cycle. Enrichment is started by ingest, and restarted for
+        # stalled events by the sweep (api on demand, consolidate's plan step on the schedule).
+        for name in ENRICHMENT_STARTERS:
+            functions[name].add_environment("ENGRAM_ENRICHMENT_STATE_MACHINE_ARN",
                                             workflows.enrichment.state_machine_arn)
+            workflows.enrichment.grant_start_execution(functions[name])
         functions["api"].add_environment("ENGRAM_QUERY_STATE_MACHINE_ARN", workflows.query.state_machine_arn)
         functions["api"].add_environment("ENGRAM_CONSOLIDATION_STATE_MACHINE_ARN",
                                          workflows.consolidation.state_machine_arn)
-        workflows.enrichment.grant_start_execution(functions["ingest"])
         workflows.query.grant_start_sync_execution(functions["api"])
         workflows.query.grant_start_execution(functions["api"])
-        workflows.query.grant_read(functions["api"])
+        workflows.query.grant_execution(functions["api"], "states:DescribeExecution")  # polls async queries
         workflows.consolidation.grant_start_execution(functions["api"])
         api = Api(self, "Endpoint", ingest=functions["ingest"], api=functions["api"],
                   jwt_issuer=ctx("jwtIssuer"), jwt_audience=ctx("jwtAudience"))

@@ -5,10 +5,12 @@ from __future__ import annotations
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_rds as rds
+from aws_cdk import aws_secretsmanager as sm
 from constructs import Construct
 
 DATABASE_NAME = "engram"
 BACKUP_DAYS = 7
+ROTATION_DAYS = 30
 POSTGRES_PORT = 5432
 
 
@@ -28,14 +30,12 @@ class Database(Construct):
         )
         assert self.cluster.secret is not None
         self.secret = self.cluster.secret
-        self.secret.add_rotation_schedule("Rotation", hosted_rotation=rds_rotation(), automatically_after=Duration.days(30))
+        # The rotation function must run in the VPC: the cluster lives in isolated subnets.
+        rotation = sm.HostedRotation.postgre_sql_single_user(vpc=vpc, vpc_subnets=subnets)
+        self.secret.add_rotation_schedule("Rotation", hosted_rotation=rotation,
+                                          automatically_after=Duration.days(ROTATION_DAYS))
+        self.cluster.connections.allow_default_port_from(rotation, "secret rotation")
         self.proxy = self.cluster.add_proxy("Proxy", secrets=[self.secret], vpc=vpc, vpc_subnets=subnets,
                                             require_tls=True, iam_auth=False)
         self.cluster.connections.allow_default_port_from(clients_sg, "engram functions")
         self.proxy.connections.allow_from(clients_sg, ec2.Port.tcp(POSTGRES_PORT), "engram functions")
-
-
-def rds_rotation():  # type: ignore[no-untyped-def]
-    from aws_cdk import aws_secretsmanager as sm
-
-    return sm.HostedRotation.postgre_sql_single_user()

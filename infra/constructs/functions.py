@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import jsii
-from aws_cdk import BundlingOptions, DockerImage, Duration, ILocalBundling
+from aws_cdk import Aws, BundlingOptions, DockerImage, Duration, ILocalBundling
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -30,6 +31,17 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "ingest": (29, 512), "api": (29, 1024), "resolve": (120, 512), "extract": (300, 1024),
     "query_step": (60, 1024), "consolidate": (300, 1024),
 }
+
+# The Bedrock models the functions call, set in their environment and granted by exactly these ids.
+BEDROCK_MODELS = {"ENGRAM_BEDROCK_MODEL": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                  "ENGRAM_BEDROCK_FAST_MODEL": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+                  "ENGRAM_TITAN_MODEL_ID": "amazon.titan-embed-text-v2:0"}
+LLM_PROFILES = (BEDROCK_MODELS["ENGRAM_BEDROCK_MODEL"], BEDROCK_MODELS["ENGRAM_BEDROCK_FAST_MODEL"])
+# A cross-region inference profile ("us.<model>") serves each call from its model in one of the profile's regions.
+PROFILED_MODELS = tuple(profile.split(".", 1)[1] for profile in LLM_PROFILES)
+# Who calls which model: ingest and resolve apply rules only, the api embeds search queries.
+EMBEDDING_CALLERS = ("api", "extract", "query_step", "consolidate")
+LLM_CALLERS = ("extract", "query_step", "consolidate")
 
 
 @jsii.implements(ILocalBundling)
@@ -72,6 +84,22 @@ class Functions(Construct):
 
     def __getitem__(self, name: str) -> lambda_.Function:
         return self.by_name[name]
+
+    def grant_models(self) -> None:
+        """Lets each function invoke the configured Bedrock models it calls, and no other."""
+        titan = f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}::foundation-model/{BEDROCK_MODELS['ENGRAM_TITAN_MODEL_ID']}"
+        profiles = [f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}:{Aws.ACCOUNT_ID}:inference-profile/{profile}"
+                    for profile in LLM_PROFILES]
+        models = [f"arn:{Aws.PARTITION}:bedrock:*::foundation-model/{model}" for model in PROFILED_MODELS]
+        for name in EMBEDDING_CALLERS:
+            self.by_name[name].add_to_role_policy(iam.PolicyStatement(actions=["bedrock:InvokeModel"],
+                                                                      resources=[titan]))
+        for name in LLM_CALLERS:
+            self.by_name[name].add_to_role_policy(iam.PolicyStatement(actions=["bedrock:InvokeModel"],
+                                                                      resources=profiles))
+            self.by_name[name].add_to_role_policy(iam.PolicyStatement(  # only when routed through our profiles
+                actions=["bedrock:InvokeModel"], resources=models,
+                conditions={"StringEquals": {"bedrock:InferenceProfileArn": profiles}}))
 
 
 def _pascal(name: str) -> str:

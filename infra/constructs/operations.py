@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_events as events
@@ -10,13 +12,19 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+# A null world is every world; the key must be present, or Plan's "$.world_id" path fails the execution.
+EVERY_WORLD = {"world_id": None}
+
 
 class Schedule(Construct):
     def __init__(self, scope: Construct, id: str, *, consolidation: sfn.IStateMachine, every_minutes: int) -> None:
         super().__init__(scope, id)
-        events.Rule(self, "Consolidate", schedule=events.Schedule.rate(Duration.minutes(every_minutes)),
-                    targets=[targets.SfnStateMachine(consolidation,
-                                                     input=events.RuleTargetInput.from_object({"world_id": None}))])
+        rule = events.Rule(self, "Consolidate", schedule=events.Schedule.rate(Duration.minutes(every_minutes)),
+                           targets=[targets.SfnStateMachine(consolidation)])
+        # RuleTargetInput.from_object drops None values (jsii sends them as undefined), so write the input as is.
+        cfn_rule = rule.node.default_child
+        assert isinstance(cfn_rule, events.CfnRule)
+        cfn_rule.add_property_override("Targets.0.Input", json.dumps(EVERY_WORLD))
 
 
 class Monitoring(Construct):

@@ -1,0 +1,102 @@
+"""The three state machines: type, tracing, logging, and the states of their synthesized ASL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+from aws_cdk.assertions import Template as CdkTemplate
+
+from tests.infra.synth import MACHINES, Template, all_states, definition, engram_functions, state_machines
+
+pytestmark = pytest.mark.infra
+
+RETRIED = {"TransientStoreError", "LLMUnavailable"}
+
+
+def _invokes(template: Template, state: dict[str, Any]) -> str:
+    """The folder of the engram function a Task state invokes."""
+    folder_of = {f"${{{logical}.Arn}}": folder for folder, (logical, _) in engram_functions(template).items()}
+    return folder_of[state["Resource"]]
+
+
+def _retries_domain_errors_with_backoff(state: dict[str, Any]) -> bool:
+    return any(set(r["ErrorEquals"]) >= RETRIED and r["MaxAttempts"] >= 2 and r["BackoffRate"] > 1
+               for r in state.get("Retry", []))
+
+
+@pytest.mark.parametrize(("name", "kind"), [("engram-enrichment", "STANDARD"), ("engram-query", "EXPRESS"),
+                                            ("engram-consolidation", "STANDARD")])
+def test_each_state_machine_has_its_name_and_type_with_tracing_and_logging_on(
+        assertions: CdkTemplate, name: str, kind: str) -> None:
+    assertions.has_resource_properties("AWS::StepFunctions::StateMachine", {
+        "StateMachineName": name, "StateMachineType": kind, "TracingConfiguration": {"Enabled": True},
+        "LoggingConfiguration": {"Level": "ALL", "IncludeExecutionData": False, "Destinations": [
+            {"CloudWatchLogsLogGroup": {"LogGroupArn": Match.object_like({"Fn::GetAtt": Match.any_value()})}}]},
+    })
+
+
+def test_there_are_exactly_the_three_state_machines_and_each_has_a_timeout(template: Template) -> None:
+    assert sorted(state_machines(template)) == sorted(MACHINES)
+    for name in MACHINES:
+        assert definition(template, name)["TimeoutSeconds"] > 0
+
+
+def test_enrichment_resolves_extracts_and_indexes_retrying_transient_errors_and_marking_failures(
+        template: Template) -> None:
+    asl = definition(template, "engram-enrichment")
+    states = asl["States"]
+    assert asl["StartAt"] == "Resolve"
+    assert [states["Resolve"]["Next"], states["Extract"]["Next"]] == ["Extract", "Index"]
+    assert states[states["Index"]["Next"]]["Type"] == "Succeed"
+    assert {step: _invokes(template, states[step]) for step in ("Resolve", "Extract", "Index", "MarkFailed")} == {
+        "Resolve": "resolve", "Extract": "extract", "Index": "extract", "MarkFailed": "extract"}
+    for step in ("Resolve", "Extract", "Index"):
+        assert _retries_domain_errors_with_backoff(states[step]), step
+        assert {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "MarkFailed"} in states[step]["Catch"]
+    assert states["MarkFailed"]["Parameters"]["action"] == "mark_failed"
+    assert states[states["MarkFailed"]["Next"]]["Type"] == "Fail"
+
+
+def test_query_loops_ask_and_fulfil_until_an_answer_or_the_budget_runs_out_then_forces_one(
+        template: Template) -> None:
+    asl = definition(template, "engram-query")
+    states = asl["States"]
+    assert asl["StartAt"] == "Init"
+    assert {"Init", "Ask", "AnswerOrMoreInfo", "Fulfil", "Force", "Finish"} <= set(states)
+    assert states["Init"]["Next"] == "Ask" and states["Ask"]["Next"] == "AnswerOrMoreInfo"
+    choice = states["AnswerOrMoreInfo"]
+    assert choice["Type"] == "Choice" and choice["Default"] == "Force"
+    answer, more = choice["Choices"]
+    assert answer == {"Variable": "$.outcome", "StringEquals": "answer", "Next": "Finish"}
+    assert more["Next"] == "Fulfil"
+    assert {"Variable": "$.remaining_info_requests", "NumericGreaterThan": 0} in more["And"]
+    assert states["Fulfil"]["Next"] == "Ask" and states["Force"]["Next"] == "Finish"
+    assert states[states["Finish"]["Next"]]["Type"] == "Succeed"
+    for step in ("Init", "Ask", "Fulfil", "Force", "Finish"):
+        assert _invokes(template, states[step]) == "query_step"
+        assert states[step]["Parameters"]["action"] == step.lower()
+        assert _retries_domain_errors_with_backoff(states[step]), step
+
+
+def test_consolidation_plans_maps_over_the_scopes_and_finishes_the_run(template: Template) -> None:
+    asl = definition(template, "engram-consolidation")
+    states = asl["States"]
+    assert asl["StartAt"] == "Plan" and states["Plan"]["Parameters"]["action"] == "plan"
+    each = states[states["Plan"]["Next"]]
+    assert each["Type"] == "Map" and each["ItemsPath"] == "$.scopes" and each["MaxConcurrency"] >= 1
+    processor = each["ItemProcessor"]
+    scope = processor["States"][processor["StartAt"]]
+    assert _invokes(template, scope) == "consolidate" and scope["Parameters"]["action"] == "scope"
+    assert each["Next"] == "FinishRun" and states["FinishRun"]["Parameters"]["action"] == "finish"
+    assert {_invokes(template, states[s]) for s in ("Plan", "FinishRun")} == {"consolidate"}
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_every_task_payload_carries_the_execution_id_as_correlation_id(template: Template, name: str) -> None:
+    tasks = {step: state for step, state in all_states(definition(template, name)) if state["Type"] == "Task"}
+    assert tasks
+    for step, state in tasks.items():
+        assert state["Parameters"]["correlation_id.$"] == "$$.Execution.Id", step
+

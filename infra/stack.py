@@ -13,7 +13,6 @@ from infra.constructs.operations import Monitoring, Schedule
 from infra.constructs.search import Search
 from infra.constructs.workflows import Workflows
 
-
 ENRICHMENT_STARTERS = ("ingest", "api", "consolidate")
 
 

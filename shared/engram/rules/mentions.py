@@ -36,7 +36,8 @@ def detect_mentions(event_id: str, text: str, known_aliases: Iterable[str] = ())
             continue
         span = " ".join(words)
         start = m.start(1) + m.group(1).index(words[0])
-        found.append(Mention(text=span.rstrip("'s").rstrip("'") if span.endswith("'s") else span, kind="name",
+        # A possessive is the name without "'s" (rstrip would eat the name's own s: "Chris's").
+        found.append(Mention(text=span[:-2] if span.endswith("'s") else span, kind="name",
                              event_id=event_id, start=start, end=start + len(span)))
     lowered = text.lower()
     for alias in known_aliases:

@@ -55,7 +55,8 @@ _TRAILING_TIME = re.compile(r"\s+(?:now|nowadays|these days|today|currently|at t
 
 
 def _clean(text: str) -> str:
-    return _TRAILING_TIME.sub("", " ".join(text.strip().strip("\"'").split()))
+    # Quotes last: "Dune" too -> Dune, not Dune".
+    return _TRAILING_TIME.sub("", " ".join(text.split())).strip("\"'")
 
 
 def _snake(text: str) -> str:

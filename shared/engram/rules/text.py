@@ -22,7 +22,8 @@ STOPWORDS = frozenset(
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match live/lives/lived/living and hike/hiking, not a full
     Porter stemmer. A final silent "e" goes too, so the bare verb meets its inflections."""
-    for suffix in ("ies", "ing", "ed", "es", "s", "'s"):
+    word = word[:-2] if word.endswith("'s") else word  # a possessive stems as its noun: "dana's" meets "dana"
+    for suffix in ("ies", "ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             return base + "y" if suffix == "ies" else base

@@ -1,0 +1,396 @@
+"""The Anthropic adapter against the real `anthropic` client over HTTP: recorded Messages API replies
+(tests/fixtures/anthropic) go in through respx, engram values and engram errors come out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import pytest
+import respx
+from respx.mocks import HTTPXMocker
+
+from engram.adapters.anthropic_llm import AnswerTool, AnthropicLLM, SummaryTool, build_llm
+from engram.config import Settings
+from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
+from engram.model.queries import Answer, ContextItem, NeedsMoreInfo
+from engram.ports import ExtractionResult, Usage, WindowEvent
+from engram.prompts import answer as answer_prompt
+from engram.prompts import extraction as extraction_prompt
+from engram.prompts import summary as summary_prompt
+from engram.query.context import QueryContext
+
+pytestmark = pytest.mark.integration
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "anthropic"
+API = "https://api.anthropic.com"
+BEDROCK = "https://bedrock-runtime.us-east-1.amazonaws.com"
+MODEL, FAST_MODEL = "claude-sonnet-4-5", "claude-haiku-4-5"
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- respx for httpx2
+class _Httpx2Mocker(HTTPXMocker):
+    """respx for the `httpx2` clients the anthropic SDK (>= 1.0) sends through; respx 0.23 patches
+    only `httpx`. Requests are mirrored into httpx for respx's routes, replies mirrored back."""
+
+    name = "httpx2"
+    targets = ["httpx2._client.Client"]
+
+    @classmethod
+    def mock(cls, spec: Any) -> Callable[..., httpx2.BaseTransport]:
+        def _transport_for_url(self: httpx2.Client, *args: Any, **kwargs: Any) -> httpx2.BaseTransport:
+            return _RespxTransport(cls.handler)
+
+        return _transport_for_url
+
+
+class _RespxTransport(httpx2.BaseTransport):
+    def __init__(self, handler: Callable[[httpx.Request], httpx.Response]) -> None:
+        self.handler = handler
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        mirrored = httpx.Request(request.method, str(request.url), headers=list(request.headers.raw),
+                                 content=request.read())
+        try:
+            reply = self.handler(mirrored)
+        except httpx.TransportError as exc:  # a timeout or refused connection, as httpx2 would raise it
+            raise getattr(httpx2, type(exc).__name__)(str(exc), request=request) from exc
+        return httpx2.Response(reply.status_code, headers=list(reply.headers.raw), content=reply.read(),
+                               request=request)
+
+
+# ---------------------------------------------------------------- recorded replies
+def recorded(name: str) -> httpx.Response | Exception:
+    """One recorded reply: an HTTP response, or the transport exception it stands for."""
+    data = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    if "raises" in data:
+        exc: Exception = getattr(httpx, data["raises"])(data["message"])
+        return exc
+    return httpx.Response(data["status"], headers=data["headers"], json=data["body"])
+
+
+def replay(*names: str) -> list[httpx.Response | Exception]:
+    return [recorded(n) for n in names]
+
+
+def sent(route: respx.Route, call: int = -1) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(route.calls[call].request.content)
+    return body
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.Router]:
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    with respx.mock(base_url=API, using="httpx2") as router:
+        yield router
+
+
+@pytest.fixture
+def llm() -> AnthropicLLM:
+    client = anthropic.Anthropic(api_key="test-key", max_retries=0, timeout=2.0)
+    return AnthropicLLM(client, model=MODEL, fast_model=FAST_MODEL)
+
+
+EVENTS = [
+    WindowEvent(event_id="evt_01", role="user", content="I moved to Lisbon last spring.", occurred_at=T0,
+                speaker="Dana"),
+    WindowEvent(event_id="evt_02", role="user", content="I always prefer window seats.", occurred_at=T0,
+                speaker="Dana"),
+]
+
+
+def _context() -> QueryContext:
+    return QueryContext(query_id="q_01", world_id="w", question="Where does Dana live, and with whom does she work?",
+                        items=[
+                            ContextItem(kind="event", id="evt_01", text="user: I moved to Lisbon last spring.",
+                                        score=0.7, entity_ids=["ent_dana"]),
+                            ContextItem(kind="semantic", id="sem_01", text="Dana lives_in Lisbon", score=0.92,
+                                        entity_ids=["ent_dana", "ent_lisbon"]),
+                            ContextItem(kind="relationship", id="rel_01", text="Dana works_with Priya", score=0.5,
+                                        entity_ids=["ent_dana", "ent_priya"]),
+                        ])
+
+
+def _system(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
+
+
+# ---------------------------------------------------------------- the four tools
+def test_extraction_sends_the_fast_model_a_forced_record_facts_tool_with_the_pydantic_schema(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("record_facts"))
+
+    llm.extract(EVENTS, ["Dana", "Lisbon"])
+
+    body = sent(route)
+    assert body["model"] == FAST_MODEL
+    assert body["tool_choice"] == {"type": "tool", "name": "record_facts"}
+    assert [t["name"] for t in body["tools"]] == ["record_facts"]
+    assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
+    assert body["tools"][0]["description"]
+    assert body["system"] == _system(extraction_prompt.SYSTEM)
+    assert body["messages"] == extraction_prompt.messages(EVENTS, ["Dana", "Lisbon"])
+    assert "[evt_01]" in body["messages"][0]["content"] and "Known entities: Dana, Lisbon" in body["messages"][0]["content"]
+    assert body["max_tokens"] == 2048
+    assert route.calls.last.request.headers["authorization"] == "Bearer test-key"
+    assert "anthropic-version" in route.calls.last.request.headers
+
+
+def test_extraction_returns_the_recorded_triples_and_counts_the_tokens(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("record_facts"))
+
+    reply = llm.extract(EVENTS, [])
+
+    lives, prefers = reply.value.triples
+    assert (lives.subject, lives.predicate, lives.object, lives.object_is_entity) == ("Dana", "lives_in", "Lisbon", True)
+    assert (lives.event_id, lives.confidence, lives.valid_from) == ("evt_01", 0.9, T0)
+    assert (prefers.object, prefers.object_is_entity, prefers.valid_from) == ("window seats", False, None)
+    assert reply.usage == Usage(input_tokens=812, output_tokens=96, calls=1)
+    assert reply.model == FAST_MODEL
+
+
+def test_an_answer_cites_only_ids_in_the_context_and_drops_invented_ones(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("answer"))
+
+    reply = llm.answer(_context(), can_request_more=False, remaining_info_requests=0, temperature=0.2)
+
+    answer = reply.value
+    assert isinstance(answer, Answer)
+    assert answer.content == "Dana lives in Lisbon and works with Priya."
+    assert answer.confidence == 0.86
+    # "mem_invented_99" is in no context item; the repeated "sem_01" is cited once.
+    assert [(s.kind, s.id) for s in answer.sources] == [("semantic", "sem_01"), ("event", "evt_01"),
+                                                        ("semantic", "rel_01")]
+    assert answer.sources[0].excerpt == "Dana lives_in Lisbon" and answer.sources[0].score == 0.92
+    assert answer.suggested_follow_ups == ["Since when has Dana lived in Lisbon?"]
+    assert answer.forced is False
+    assert (reply.usage, reply.model) == (Usage(1530, 118, 1), MODEL)
+
+
+def test_a_model_that_may_ask_for_more_chooses_between_answer_and_request_info(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("answer"))
+
+    llm.answer(_context(), can_request_more=True, remaining_info_requests=2, temperature=0.2)
+
+    body = sent(route)
+    assert body["model"] == MODEL
+    assert body["tool_choice"] == {"type": "any"}
+    assert [(t["name"], t["input_schema"]) for t in body["tools"]] == [
+        ("answer", AnswerTool.model_json_schema()), ("request_info", NeedsMoreInfo.model_json_schema())]
+    assert body["system"] == _system(answer_prompt.SYSTEM)
+    content = body["messages"][0]["content"]
+    assert "- semantic sem_01: Dana lives_in Lisbon" in content
+    assert "Info requests remaining: 2." in content
+
+
+def test_a_request_for_more_information_becomes_needs_more_info(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("request_info"))
+
+    reply = llm.answer(_context(), can_request_more=True, remaining_info_requests=3, temperature=0.2)
+
+    assert isinstance(reply.value, NeedsMoreInfo)
+    (request,) = reply.value.info_requests
+    assert (request.capability, request.params) == ("get_relationships", {"entity_id": "ent_dana", "depth": 1})
+    assert reply.value.reason == "the question asks about Dana's colleagues"
+    assert reply.usage == Usage(1490, 74, 1)
+
+
+def test_a_model_out_of_info_requests_is_forced_to_answer(api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("answer"))
+
+    llm.answer(_context(), can_request_more=False, remaining_info_requests=0, temperature=0.2)
+
+    body = sent(route)
+    assert body["tool_choice"] == {"type": "tool", "name": "answer"}
+    assert [t["name"] for t in body["tools"]] == ["answer"]
+    assert "No more information can be requested" in body["messages"][0]["content"]
+
+
+def test_a_forced_answer_offers_only_the_answer_tool_and_is_marked_forced(api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("answer"))
+
+    reply = llm.force_answer(_context(), temperature=0.0)
+
+    assert sent(route)["tool_choice"] == {"type": "tool", "name": "answer"}
+    assert reply.value.forced is True
+    assert [s.id for s in reply.value.sources] == ["sem_01", "evt_01", "rel_01"]
+
+
+def test_a_summary_is_written_through_the_write_summary_tool(api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("write_summary"))
+    items = ["Dana lives_in Lisbon", "Dana prefers window seats"]
+
+    reply = llm.summarize("conversation c1", items)
+
+    body = sent(route)
+    assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "write_summary"})
+    assert body["tools"][0]["input_schema"] == SummaryTool.model_json_schema()
+    assert body["system"] == _system(summary_prompt.SYSTEM)
+    assert body["messages"] == summary_prompt.messages("conversation c1", items)
+    assert reply.value.startswith("Dana lives in Lisbon")
+    assert (reply.usage, reply.model) == (Usage(640, 38, 1), FAST_MODEL)
+
+
+# ---------------------------------------------------------------- invalid output
+def test_invalid_tool_input_is_retried_once_and_the_valid_retry_is_kept(api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(side_effect=replay("record_facts_invalid", "record_facts"))
+
+    reply = llm.extract(EVENTS, [])
+
+    assert route.call_count == 2
+    assert sent(route, 0) == sent(route, 1)
+    assert [t.predicate for t in reply.value.triples] == ["lives_in", "prefers"]
+    assert reply.usage == Usage(input_tokens=810 + 812, output_tokens=41 + 96, calls=2)
+
+
+def test_invalid_tool_input_twice_is_rejected_after_exactly_two_requests(api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(side_effect=replay("record_facts_invalid", "record_facts_invalid",
+                                                             "record_facts"))
+
+    with pytest.raises(ExtractionRejected) as caught:
+        llm.extract(EVENTS, [])
+
+    assert route.call_count == 2
+    assert "invalid record_facts input" in caught.value.message
+    assert caught.value.details == {"model": FAST_MODEL}
+
+
+def test_a_reply_without_a_tool_call_is_retried_like_invalid_output(api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(side_effect=replay("text_only", "record_facts"))
+    assert len(llm.extract(EVENTS, []).value.triples) == 2
+    assert route.call_count == 2
+
+    route.side_effect = replay("text_only", "text_only")
+    with pytest.raises(ExtractionRejected, match="no tool call"):
+        llm.extract(EVENTS, [])
+
+
+# ---------------------------------------------------------------- provider failures
+@pytest.mark.parametrize(("fixture", "error"), [
+    ("rate_limit_429", LLMUnavailable),
+    ("overloaded_529", LLMUnavailable),
+    ("api_error_500", LLMUnavailable),
+    ("timeout", LLMUnavailable),
+    ("authentication_401", ConfigurationError),
+    ("invalid_request_400", InvalidInput),
+])
+def test_provider_failures_become_engram_errors_without_a_retry_of_their_own(
+        api: respx.Router, llm: AnthropicLLM, fixture: str, error: type[EngramError]) -> None:
+    route = api.post("/v1/messages").mock(side_effect=replay(fixture, "record_facts"))
+
+    with pytest.raises(error) as caught:
+        llm.extract(EVENTS, [])
+
+    # The class name is what the state machines retry on: the adapter leaves retrying to them.
+    assert type(caught.value) is error
+    assert route.call_count == 1
+
+
+def test_a_rate_limit_carries_the_providers_retry_after(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("rate_limit_429"))
+
+    with pytest.raises(LLMUnavailable) as caught:
+        llm.answer(_context(), can_request_more=True, remaining_info_requests=1, temperature=0.2)
+
+    assert caught.value.details == {"status": 429, "retry_after": "7"}
+
+
+def test_an_overloaded_provider_names_its_status(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("overloaded_529"))
+
+    with pytest.raises(LLMUnavailable, match="529"):
+        llm.summarize("conversation c1", ["x"])
+
+
+def test_an_unreachable_provider_is_unavailable(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(side_effect=httpx.ConnectError("connection refused"))
+
+    with pytest.raises(LLMUnavailable, match="unreachable"):
+        llm.extract(EVENTS, [])
+
+
+def test_build_llm_wires_the_key_models_and_retries_from_settings(api: respx.Router) -> None:
+    settings = Settings(llm="anthropic", ANTHROPIC_API_KEY="sk-settings", llm_max_retries=0, llm_timeout_s=2.0)
+    route = api.post("/v1/messages").mock(side_effect=replay("overloaded_529", "write_summary"))
+    built = build_llm(settings)
+
+    with pytest.raises(LLMUnavailable):
+        built.summarize("conversation c1", ["x"])
+    assert route.call_count == 1  # llm_max_retries=0 reached the SDK
+    assert route.calls.last.request.headers["authorization"] == "Bearer sk-settings"
+    assert sent(route)["model"] == settings.anthropic_fast_model
+    assert built.name == settings.anthropic_model
+
+
+def test_build_llm_refuses_anthropic_without_a_key() -> None:
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
+        build_llm(Settings(llm="anthropic", ANTHROPIC_API_KEY=None))
+
+
+# ---------------------------------------------------------------- Anthropic on Bedrock
+BEDROCK_MODEL, BEDROCK_FAST = "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+@pytest.fixture
+def bedrock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[respx.Router]:
+    """Fake AWS credentials in the environment and nothing else the SDK could pick up instead."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with respx.mock(base_url=BEDROCK, using="httpx2") as router:
+        yield router
+
+
+def test_bedrock_requests_are_sigv4_signed_and_name_the_model_in_the_path(bedrock: respx.Router) -> None:
+    route = bedrock.post(f"/model/{BEDROCK_FAST}/invoke").mock(return_value=recorded("record_facts"))
+    client = anthropic.AnthropicBedrock(aws_region="us-east-1", max_retries=0, timeout=2.0)
+    llm = AnthropicLLM(client, model=BEDROCK_MODEL, fast_model=BEDROCK_FAST)
+
+    reply = llm.extract(EVENTS, ["Dana"])
+
+    request = route.calls.last.request
+    authorization = request.headers["authorization"]
+    assert authorization.startswith("AWS4-HMAC-SHA256 ")
+    assert "/us-east-1/bedrock/aws4_request" in authorization and "SignedHeaders=" in authorization
+    assert "x-amz-date" in request.headers
+    body = sent(route)
+    assert "model" not in body and "anthropic_version" in body  # Bedrock takes the model from the path
+    assert body["tool_choice"] == {"type": "tool", "name": "record_facts"}
+    assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
+    assert body["system"] == _system(extraction_prompt.SYSTEM)
+    assert [t.object for t in reply.value.triples] == ["Lisbon", "window seats"]
+    assert reply.usage == Usage(812, 96, 1)
+    assert reply.model == BEDROCK_FAST
+
+
+def test_build_llm_with_bedrock_answers_through_the_configured_model(bedrock: respx.Router) -> None:
+    settings = Settings(llm="bedrock", bedrock_region="us-east-1", llm_max_retries=0, llm_timeout_s=2.0)
+    route = bedrock.post(f"/model/{settings.bedrock_model}/invoke").mock(return_value=recorded("answer"))
+
+    reply = build_llm(settings).answer(_context(), can_request_more=False, remaining_info_requests=0,
+                                       temperature=0.2)
+
+    assert route.call_count == 1
+    assert route.calls.last.request.headers["authorization"].startswith("AWS4-HMAC-SHA256 ")
+    assert isinstance(reply.value, Answer) and [s.id for s in reply.value.sources] == ["sem_01", "evt_01", "rel_01"]
+
+
+def test_bedrock_throttling_is_unavailable(bedrock: respx.Router) -> None:
+    bedrock.post(f"/model/{BEDROCK_FAST}/invoke").mock(return_value=recorded("bedrock_throttling_429"))
+    client = anthropic.AnthropicBedrock(aws_region="us-east-1", max_retries=0, timeout=2.0)
+
+    with pytest.raises(LLMUnavailable) as caught:
+        AnthropicLLM(client, model=BEDROCK_MODEL, fast_model=BEDROCK_FAST).summarize("conversation c1", ["x"])
+
+    assert caught.value.details["status"] == 429

@@ -1,0 +1,63 @@
+"""Mention detection: names, known aliases, relation descriptions and pronouns, left to right."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram.rules.mentions import detect_mentions
+
+
+def found(text: str, known: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    return [(m.text, m.kind) for m in detect_mentions("evt_01", text, known)]
+
+
+def test_capitalised_names_are_mentions_with_their_offsets() -> None:
+    (dana, priya) = detect_mentions("evt_01", "Hi Dana, how is Priya?")
+    assert (dana.text, dana.kind, dana.start, dana.end, dana.event_id) == ("Dana", "name", 3, 7, "evt_01")
+    assert "Hi Dana, how is Priya?"[priya.start:priya.end] == "Priya"
+
+
+def test_multiword_names_stay_whole() -> None:
+    assert found("I met Priya Sharma in New York.") == [("Priya Sharma", "name"), ("New York", "name")]
+    assert found("Bank of America is hiring") == [("Bank of America", "name")]
+
+
+def test_greetings_weekdays_and_sentence_starts_are_not_names() -> None:
+    assert found("Hi Dana") == [("Dana", "name")]
+    assert found("I went to Lisbon on Monday.") == [("Lisbon", "name")]
+    assert found("The Beatles") == [("Beatles", "name")]
+    assert found("Thanks, see you Tomorrow") == []
+
+
+def test_a_possessive_names_the_owner() -> None:
+    assert found("Priya's dog is cute") == [("Priya", "name")]
+    assert found("Chris's car and James's bike") == [("Chris", "name"), ("James", "name")]
+
+
+def test_known_aliases_are_found_whatever_their_case() -> None:
+    assert found("I talked to dana yesterday", ("Dana",)) == [("dana", "name")]
+    assert found("call jfk about it", ("jfk",))[0] == ("jfk", "name")
+
+
+def test_an_alias_inside_another_word_is_not_a_mention() -> None:
+    assert found("the panda slept", ("anda",)) == []
+
+
+def test_relation_descriptions_and_pronouns_are_mentions() -> None:
+    assert found("My boss said he would call.") == [("My boss", "description"), ("he", "pronoun")]
+    assert found("our team ships it") == [("our team", "description"), ("it", "pronoun")]
+
+
+def test_overlapping_mentions_keep_the_longer_span() -> None:
+    assert found("I met Priya Sharma", ("Priya",)) == [("Priya Sharma", "name")]
+
+
+@given(st.text(max_size=200))
+def test_mentions_are_ordered_and_never_overlap(text: str) -> None:
+    mentions = detect_mentions("e", text)
+    for a, b in itertools.pairwise(mentions):
+        assert a.end <= b.start
+    assert all(0 <= m.start < m.end <= len(text) for m in mentions)

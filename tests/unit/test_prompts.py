@@ -1,0 +1,67 @@
+"""Prompts are pure functions of their context: what the model is shown for each task."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from engram.model.queries import ContextItem
+from engram.ports import WindowEvent
+from engram.prompts import answer, extraction, summary
+from engram.query.context import QueryContext
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def test_extraction_shows_each_message_with_its_id_time_and_speaker() -> None:
+    events = [WindowEvent(event_id="evt_01", role="user", content="I moved to Lisbon.", occurred_at=T0, speaker="Dana"),
+              WindowEvent(event_id="evt_02", role="assistant", content="Nice!", occurred_at=T0)]
+
+    (message,) = extraction.messages(events, ["Dana", "Lisbon"])
+
+    assert message["role"] == "user"
+    assert "Known entities: Dana, Lisbon" in message["content"]
+    assert "[evt_01] (2026-03-01T09:00:00+00:00) Dana (user): I moved to Lisbon." in message["content"]
+    assert "[evt_02] (2026-03-01T09:00:00+00:00) assistant (assistant): Nice!" in message["content"]
+
+
+def test_extraction_says_when_no_entity_is_known_yet() -> None:
+    (message,) = extraction.messages([], [])
+    assert "Known entities: (none yet)" in message["content"]
+
+
+def test_extraction_asks_for_dates_relative_to_the_message_not_today() -> None:
+    assert "against that message's timestamp" in extraction.SYSTEM
+    assert "record_facts" in extraction.SYSTEM
+
+
+def _context(**kwargs: object) -> QueryContext:
+    return QueryContext.model_validate({"query_id": "q", "world_id": "w", "question": "Where does Dana live?",
+                                        **kwargs})
+
+
+def test_the_answer_prompt_lists_items_by_kind_and_id_and_the_expandable_entities() -> None:
+    context = _context(items=[ContextItem(kind="semantic", id="sem_01", text="Dana lives_in Lisbon",
+                                          entity_ids=["ent_dana", "ent_lisbon"])],
+                       conversation=["[2 hours ago] User: I moved."], expanded_entity_ids=["ent_dana"])
+
+    text = answer.render_context(context)
+
+    assert text.startswith("Question: Where does Dana live?")
+    assert "- semantic sem_01: Dana lives_in Lisbon" in text
+    assert "Recent conversation:\n[2 hours ago] User: I moved." in text
+    assert "Entities you may expand: ent_lisbon" in text  # ent_dana is expanded already
+
+
+def test_an_empty_context_says_so() -> None:
+    text = answer.render_context(_context())
+    assert "- (none)" in text and "Recent conversation" not in text and "expand" not in text
+
+
+def test_the_answer_prompt_counts_down_info_requests_or_says_to_answer_now() -> None:
+    assert answer.messages(_context(), 2)[0]["content"].endswith("Info requests remaining: 2.")
+    assert "answer now" in answer.messages(_context(), None)[0]["content"]
+
+
+def test_the_summary_prompt_lists_its_material() -> None:
+    (message,) = summary.messages("conversation c1", ["Dana lives_in Lisbon", "Dana likes jazz"])
+    assert message["content"] == "Scope: conversation c1\n\nMaterial:\n- Dana lives_in Lisbon\n- Dana likes jazz"

@@ -95,10 +95,16 @@ def _checked(response: httpx.Response) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import warnings
+
     from engram.config import Settings
     from engram.local.server import serve
     from engram.local.stack import LocalStack
 
+    # Metrics are off locally, and Powertools says so on every call; platformdirs warns about a server's
+    # missing XDG_RUNTIME_DIR. Neither is news to someone running the local stack.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     settings = Settings(port=args.port, host=args.host)
     print(f"engram: starting the embedded stack (data in {settings.data_dir.resolve()})", flush=True)
     with LocalStack(settings) as stack:

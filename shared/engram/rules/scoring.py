@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from engram.config import Heuristics
+
+
+@lru_cache(maxsize=64)
+def _keywords_pattern(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    # A keyword counts at the start of a word ("preferred" counts, "Delhi lives" is not "i live").
+    return re.compile("|".join(rf"(?<![a-z0-9]){re.escape(k)}" for k in keywords), re.I)
 
 
 def importance(content: str, content_type: str, h: Heuristics) -> float:
     """Base score for the content type, + the boost when a keyword occurs (case-insensitive), capped."""
     score = h.base_importance.get(content_type, h.base_importance["default"])
-    # A keyword counts at the start of a word ("preferred" counts, "Delhi lives" is not "i live").
-    if any(re.search(rf"(?<![a-z0-9]){re.escape(k)}", content, re.I) for k in h.importance_keywords):
+    if h.importance_keywords and _keywords_pattern(tuple(h.importance_keywords)).search(content):
         score += h.importance_keyword_boost
     return round(max(0.0, min(h.importance_cap, score)), 4)

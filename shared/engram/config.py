@@ -125,6 +125,23 @@ class Heuristics(BaseModel):
     conflict_recency_gap_days: int = 60
     decay_half_life_days: float = 180.0
 
+    # extract: signals (when a conversation's new turns are read for signals, and how)
+    signal_trigger_phrases: tuple[str, ...] = (
+        "i assume", "assuming", "presumably", "not sure if", "not sure whether", "should we", "deadline",
+        "due by", "no later than", "budget", "we need to", "we must", "we can't", "we cannot", "the goal is",
+        "our goal", "i want to", "we want to", "we aim to", "i think", "i believe", "what if", "evidence",
+        "according to", "the data shows", "study", "report", "measured", "decided", "decision", "let's",
+        "i'll go with", "we'll go with",
+    )
+    signal_roles: tuple[str, ...] = ("user",)  # whose messages count as turns and are read for signals
+    signal_min_turns: int = 2
+    signal_min_chars: int = 200
+    signal_force_after_turns: int = 5
+    signal_marker_confidence: float = 0.8  # a sentence with an explicit marker ("I assume", "deadline")
+    signal_claim_confidence: float = 0.5  # a bare assertive statement read as a Claim
+    signal_claim_min_words: int = 4
+    signal_max_chars: int = 500  # a longer sentence is cut here before it is stored and keyed
+
     # retrieval
     rrf_k: int = 60
     weight_semantic: float = 0.4

@@ -20,6 +20,7 @@ from engram.ports import ExtractedTriple, WindowEvent
 from engram.resolution import resolve_name, user_entity
 from engram.rules.classify import EXTRACTABLE, classify
 from engram.service import Clients
+from engram.signals import extract_signals
 
 # Predicates that hold one value at a time: a different object is a conflict, not a second fact.
 SINGLE_VALUED = frozenset({"name", "lives_in", "works_at", "works_as", "age", "birthday", "married_to"})
@@ -31,7 +32,8 @@ def _stable_id(prefix: str, *parts: str) -> str:
 
 def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
                    now: datetime | None = None) -> dict[str, int]:
-    """Extract memories from a batch: one model call per conversation window of extractable events."""
+    """Extract memories from a batch: one model call per conversation window of extractable events;
+    then the batch's signals (no model call: the offline rules)."""
     now = now or utcnow()
     h = clients.heuristics_for(world_id)
     events = sorted(clients.store.get_events(world_id, event_ids), key=lambda e: e.occurred_at)
@@ -53,6 +55,8 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
                 counts["failed_events"] += len(window)
                 logger.warning("extraction rejected for a window", extra={"world_id": world_id, "error": str(exc)})
             counts["windows"] += 1
+    # Signals read the whole batch once, per conversation window, after the memories are in place.
+    counts["signals"] = extract_signals(clients, world_id, events, h=h, now=now)["signals"]
     return counts
 
 

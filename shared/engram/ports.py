@@ -25,6 +25,7 @@ from engram.model.memories import (
 )
 from engram.model.queries import Answer, NeedsMoreInfo, WorldQuery
 from engram.model.search import DocKind, IndexDocument, KeywordHit, SemanticHit
+from engram.model.signals import AssumptionStatus, Signal, SignalCursor
 from engram.query.context import QueryContext
 
 
@@ -129,7 +130,27 @@ class SummaryStore(Protocol):
     def finish_run(self, world_id: str, run_id: str, finished_at: datetime, stats: dict[str, Any]) -> None: ...
 
 
-class Store(EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SummaryStore, Protocol):
+class SignalStore(Protocol):
+    def insert_signals(self, world_id: str, signals: Sequence[Signal]) -> list[str]:
+        """Store a batch in one statement, skipping any whose content hash its conversation already
+        holds; returns the ids newly stored."""
+        ...
+    def get_signal(self, world_id: str, signal_id: str) -> Signal | None: ...
+    def list_signals(self, world_id: str, conversation_id: str, signal_type: str | None = None,
+                     limit: int = 200) -> list[Signal]:
+        """A conversation's signals in the order they were said, optionally of one type."""
+        ...
+    def set_assumption_status(self, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal | None:
+        """The updated assumption, or None when no Assumption has this id."""
+        ...
+    def signal_cursors(self, world_id: str, conversation_ids: Sequence[str]) -> dict[str, SignalCursor]: ...
+    def save_signal_cursors(self, world_id: str, cursors: Sequence[SignalCursor]) -> set[str]:
+        """Write cursors read at their `version` (0: none was read); returns the conversations written.
+        A cursor another writer moved since it was read is left as it is and not returned."""
+        ...
+
+
+class Store(EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
         """The world's `system_config` overrides (heuristics and tag categories)."""
         ...

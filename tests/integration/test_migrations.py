@@ -10,7 +10,7 @@ DATA_TABLES = {
     "chat_events", "canonical_entities", "entity_aliases", "entity_mentions", "entity_relationships",
     "episodic_memories", "semantic_memories", "procedural_memories", "memory_summaries", "domain_ontology",
     "memory_conflicts", "signals", "world_queries", "query_contexts", "system_config", "index_outbox",
-    "consolidation_runs",
+    "consolidation_runs", "signal_cursors",
 }
 
 

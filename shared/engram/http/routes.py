@@ -16,11 +16,14 @@ from engram.model.events import IngestRequest, IngestResponse, StoredEvent, Swee
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryRequest, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
 from engram.query import service as queries
 from engram.retrieval.search import search as fused_search
 from engram.service import get_clients
+from engram.signals import list_signals, set_assumption_status
 
 ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"
 World = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
 Id = Annotated[str, Path(pattern=ID)]
 
@@ -98,6 +101,19 @@ def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1,
 def conflicts(world: World, status: Annotated[str | None, Query(pattern="^(open|resolved)$")] = None
               ) -> list[MemoryConflict]:
     return get_clients().store.list_conflicts(world, status)
+
+
+@api_router.get("/v1/worlds/<world>/conversations/<conversation>/signals",
+                summary="A conversation's signals in the order they were said, optionally of one type")
+def signals(world: World, conversation: Id, type: Annotated[str | None, Query(pattern=SIGNAL_TYPE)] = None,
+            limit: Annotated[int, Query(ge=1, le=500)] = 200) -> list[Signal]:
+    return list_signals(get_clients(), world, conversation, type, limit)
+
+
+@api_router.post("/v1/worlds/<world>/signals/<signal_id>/status",
+                 summary="Set an assumption's status: untested, confirmed, challenged or refuted")
+def signal_status(world: World, signal_id: Id, change: AssumptionStatusChange) -> Signal:
+    return set_assumption_status(get_clients(), world, signal_id, change.status)
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer")

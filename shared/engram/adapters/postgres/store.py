@@ -8,8 +8,9 @@ from engram.adapters.postgres.memories import MemoryRepo
 from engram.adapters.postgres.outbox import OutboxRepo
 from engram.adapters.postgres.queries import QueryRepo
 from engram.adapters.postgres.search import SearchRepo
+from engram.adapters.postgres.signals import SignalRepo
 from engram.adapters.postgres.summaries import SummaryRepo
 
 
-class PostgresStore(EventRepo, EntityRepo, MemoryRepo, OutboxRepo, QueryRepo, SearchRepo, SummaryRepo):
+class PostgresStore(EventRepo, EntityRepo, MemoryRepo, OutboxRepo, QueryRepo, SearchRepo, SignalRepo, SummaryRepo):
     """Every method takes the world id first and filters on it."""

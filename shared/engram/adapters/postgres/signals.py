@@ -1,0 +1,104 @@
+"""PostgreSQL repository: signals (deduplicated per conversation) and the per-conversation cursor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from psycopg.types.json import Jsonb
+
+from engram.adapters.postgres.base import PostgresBase
+from engram.model.signals import AssumptionStatus, Signal, SignalCursor
+
+_SIGNAL = ("world_id, signal_id, conversation_id, user_id, event_id, signal_type, content, content_hash, confidence, "
+           "assumption_status, occurred_at, position, created_at, updated_at")
+T = TypeVar("T", Signal, SignalCursor)
+_CURSOR = "world_id, conversation_id, last_event_id, last_occurred_at, pending_event_ids, chars_since, version"
+
+
+def _of_world(world_id: str, rows: Sequence[T]) -> Sequence[T]:
+    if any(r.world_id != world_id for r in rows):  # a write never reaches across worlds
+        raise ValueError(f"rows of another world in a write to world {world_id!r}")
+    return rows
+
+
+class SignalRepo(PostgresBase):
+    def insert_signals(self, world_id: str, signals: Sequence[Signal]) -> list[str]:
+        """Store a batch in one statement; a signal whose content hash its conversation already holds
+        is skipped. Returns the ids newly stored."""
+        rows = _of_world(world_id, signals)
+        if not rows:
+            return []
+        columns = [[getattr(s, c) for s in rows] for c in (
+            "signal_id", "conversation_id", "user_id", "event_id", "signal_type", "content", "content_hash",
+            "confidence", "assumption_status", "occurred_at", "position", "created_at")]
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"INSERT INTO signals ({_SIGNAL}) "
+                "SELECT %s, u.signal_id, u.conversation_id, u.user_id, u.event_id, u.signal_type, u.content, "
+                "u.content_hash, u.confidence, u.assumption_status, u.occurred_at, u.position, u.created_at, u.created_at "
+                "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::real[], %s::text[], %s::timestamptz[], %s::int[], %s::timestamptz[]) AS u(signal_id, "
+                "conversation_id, user_id, event_id, signal_type, content, content_hash, confidence, assumption_status, "
+                "occurred_at, position, created_at) "
+                "ON CONFLICT (world_id, conversation_id, content_hash) DO NOTHING RETURNING signal_id",
+                (world_id, *columns),
+            )
+            return [r["signal_id"] for r in cur.fetchall()]
+
+    def get_signal(self, world_id: str, signal_id: str) -> Signal | None:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_SIGNAL} FROM signals WHERE world_id = %s AND signal_id = %s", (world_id, signal_id))
+            row = cur.fetchone()
+        return Signal.model_validate(row) if row else None
+
+    def list_signals(self, world_id: str, conversation_id: str, signal_type: str | None = None,
+                     limit: int = 200) -> list[Signal]:
+        """A conversation's signals in the order they were said, optionally of one type."""
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"SELECT {_SIGNAL} FROM signals WHERE world_id = %s AND conversation_id = %s "
+                "AND (%s::text IS NULL OR signal_type = %s) ORDER BY occurred_at, event_id, position LIMIT %s",
+                (world_id, conversation_id, signal_type, signal_type, limit),
+            )
+            return [Signal.model_validate(r) for r in cur.fetchall()]
+
+    def set_assumption_status(self, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal | None:
+        """The updated assumption, or None when no Assumption has this id."""
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"UPDATE signals SET assumption_status = %s, updated_at = now() WHERE world_id = %s "
+                f"AND signal_id = %s AND signal_type = 'Assumption' RETURNING {_SIGNAL}",
+                (status, world_id, signal_id),
+            )
+            row = cur.fetchone()
+        return Signal.model_validate(row) if row else None
+
+    def signal_cursors(self, world_id: str, conversation_ids: Sequence[str]) -> dict[str, SignalCursor]:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_CURSOR} FROM signal_cursors WHERE world_id = %s AND conversation_id = ANY(%s)",
+                        (world_id, list(conversation_ids)))
+            return {r["conversation_id"]: SignalCursor.model_validate(r) for r in cur.fetchall()}
+
+    def save_signal_cursors(self, world_id: str, cursors: Sequence[SignalCursor]) -> set[str]:
+        """Write cursors read at `version` (0: none was read), in one statement. Returns the conversations
+        written; one missing moved meanwhile (another extract step wrote it) and was left as it is."""
+        rows = _of_world(world_id, cursors)
+        if not rows:
+            return set()
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"INSERT INTO signal_cursors ({_CURSOR}) "
+                "SELECT %s, u.conversation_id, u.last_event_id, u.last_occurred_at, "
+                "ARRAY(SELECT jsonb_array_elements_text(u.pending)), u.chars_since, u.version + 1 "
+                "FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::jsonb[], %s::int[], %s::int[]) "
+                "AS u(conversation_id, last_event_id, last_occurred_at, pending, chars_since, version) "
+                "ON CONFLICT (world_id, conversation_id) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, "
+                "last_occurred_at = EXCLUDED.last_occurred_at, pending_event_ids = EXCLUDED.pending_event_ids, "
+                "chars_since = EXCLUDED.chars_since, version = EXCLUDED.version, updated_at = now() "
+                "WHERE signal_cursors.version = EXCLUDED.version - 1 RETURNING conversation_id",
+                (world_id, [c.conversation_id for c in rows], [c.last_event_id for c in rows],
+                 [c.last_occurred_at for c in rows], [Jsonb(list(c.pending_event_ids)) for c in rows],
+                 [c.chars_since for c in rows], [c.version for c in rows]),
+            )
+            return {r["conversation_id"] for r in cur.fetchall()}

@@ -140,3 +140,10 @@ def test_api_keys_require_a_bearer_and_limit_the_worlds(api: httpx.Client, monke
 def test_arbitrary_json_never_gets_a_5xx(api: httpx.Client, body: object) -> None:
     for path in ("/v1/worlds/wa/events", "/v1/worlds/wa/queries"):
         assert api.post(path, json=body).status_code < 500
+
+
+def test_the_enrichment_sweep_answers_202_with_counts_and_refuses_a_bad_value(api: httpx.Client) -> None:
+    reply = api.post("/v1/worlds/wa/enrichments", json={"include_failed": True})
+    assert reply.status_code == 202
+    assert set(reply.json()) == {"events", "enrichment_ids", "not_started"}
+    assert api.post("/v1/worlds/wa/enrichments", json={"include_failed": "sometimes"}).status_code == 422

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, get_settings
 from engram.ports import LLM, Embedder, KeywordIndex, Store, Workflows
@@ -23,9 +24,10 @@ class Clients:
     workflows: Workflows
     heuristics: Heuristics = DEFAULT_HEURISTICS
 
-    def heuristics_for(self, world_id: str) -> Heuristics:
-        """The heuristics in force for a world: defaults with its `system_config` overrides."""
-        overrides = self.store.world_config(world_id).get("heuristics")
+    def heuristics_for(self, world_id: str, config: dict[str, Any] | None = None) -> Heuristics:
+        """The heuristics in force for a world: defaults with its `system_config` overrides (read here
+        unless the caller already holds the world's config)."""
+        overrides = (self.store.world_config(world_id) if config is None else config).get("heuristics")
         return self.heuristics.with_overrides(overrides) if overrides else self.heuristics
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from itertools import groupby
 
-from pydantic import BaseModel
-
 from engram.model.common import new_id, utcnow
 from engram.model.events import (
     CONTENT_TYPE_BY_ROLE,
@@ -19,6 +17,7 @@ from engram.model.events import (
     IngestRequest,
     IngestResponse,
     StoredEvent,
+    SweepResult,
 )
 from engram.observability import logger
 from engram.rules.scoring import importance
@@ -55,12 +54,6 @@ def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,
                                      duplicate=not ok, enrichment_id=enrichment_id if ok else shown.enrichment_id))
     return IngestResponse(world_id=world_id, accepted=len(new_ids), duplicates=len(stored) - len(new_ids),
                           enrichment_id=enrichment_id, events=results)
-
-
-class SweepResult(BaseModel):
-    events: int
-    enrichment_ids: list[str]
-    not_started: int
 
 
 def sweep_stalled(clients: Clients, world_id: str | None, *, include_failed: bool = False,

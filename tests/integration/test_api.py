@@ -147,3 +147,11 @@ def test_the_enrichment_sweep_answers_202_with_counts_and_refuses_a_bad_value(ap
     assert reply.status_code == 202
     assert set(reply.json()) == {"events", "enrichment_ids", "not_started"}
     assert api.post("/v1/worlds/wa/enrichments", json={"include_failed": "sometimes"}).status_code == 422
+
+
+def test_an_async_query_answers_202_with_its_id_and_is_read_back_completed(api: httpx.Client) -> None:
+    started = api.post("/v1/worlds/wa/queries", json={"user_id": "ana", "question": "Where do I live?",
+                                                     "mode": "async"})
+    assert started.status_code == 202, started.text
+    query_id = started.json()["query_id"]
+    assert api.get(f"/v1/worlds/wa/queries/{query_id}").json()["query_id"] == query_id

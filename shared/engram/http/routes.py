@@ -10,11 +10,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from engram.errors import NotFound
-from engram.ingest import SweepResult, ingest_events, sweep_stalled
+from engram.ingest import ingest_events, sweep_stalled
 from engram.model.entities import CanonicalEntity, Relationship
-from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest
+from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest, SweepResult
 from engram.model.memories import MemoryConflict
-from engram.model.queries import QueryRequest, QueryResponse
+from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
 from engram.query import service as queries
@@ -51,11 +51,13 @@ def get_event(world: World, event_id: Id) -> StoredEvent:
 
 
 @api_router.post("/v1/worlds/<world>/queries", summary="Ask a question (sync answers; async answers 202)",
-                 responses={200: {"description": "answered", "content": {"application/json": {"model": QueryResponse}}}})
-def post_query(world: World, request: QueryRequest) -> Response[QueryResponse]:
+                 responses={200: {"description": "answered", "content": {"application/json": {"model": QueryResponse}}},
+                            202: {"description": "started (mode async)",
+                                  "content": {"application/json": {"model": QueryAccepted}}}})
+def post_query(world: World, request: QueryRequest) -> Response[QueryResponse | QueryAccepted]:
     query = queries.submit_query(get_clients(), world, request)
     if request.mode == "async":
-        return _json(202, {"query_id": query.query_id, "status": query.status})
+        return _json(202, QueryAccepted(query_id=query.query_id, status=query.status))
     return _json(200, queries.response(query))
 
 

@@ -78,3 +78,9 @@ class SweepRequest(Frozen):
     """Restart enrichment for a world's stalled events."""
 
     include_failed: bool = Field(default=False, description="also retry events whose enrichment failed")
+
+
+class SweepResult(Frozen):
+    events: int = Field(description="stalled events found")
+    enrichment_ids: list[str] = Field(description="one enrichment started per batch of at most 100 events")
+    not_started: int = Field(description="events whose enrichment could not be started (still pending)")

@@ -119,3 +119,10 @@ class QueryResponse(Frozen):
     info_requests_used: int
     model: str | None
     trace: list[TraceStep]
+
+
+class QueryAccepted(Frozen):
+    """The answer to an async query: read the query by id until it completes or fails."""
+
+    query_id: str
+    status: QueryStatus

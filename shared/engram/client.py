@@ -1,0 +1,384 @@
+"""The engram Python client: sync (`EngramClient`) and async (`AsyncEngramClient`), typed with the same
+pydantic models the API validates with.
+
+    from engram.client import EngramClient
+
+    with EngramClient("http://127.0.0.1:8000") as engram:          # or an AWS URL with token=<JWT>
+        engram.add_events("demo", [{"user_id": "ana", "conversation_id": "c1", "role": "user",
+                                    "content": "I live in Porto."}])
+        print(engram.ask("demo", "ana", "Where do I live?").answer)
+
+Requests that fail with 429, 5xx or a dropped connection are retried with exponential backoff (honouring
+`Retry-After`); events get an `event_id` before the first attempt, so a retried batch is stored once.
+Errors carry the API's JSON error body (`code`, `message`, `details`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import httpx
+from pydantic import BaseModel, TypeAdapter
+
+from engram.model.entities import CanonicalEntity, Relationship
+from engram.model.events import EventIn, IngestResponse, StoredEvent, SweepResult
+from engram.model.memories import MemoryConflict
+from engram.model.queries import QueryConfig, QueryResponse
+from engram.model.search import SearchResponse
+
+T = TypeVar("T")
+DEFAULT_URL = "http://127.0.0.1:8000"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_FINISHED = frozenset({"completed", "failed"})
+
+
+class ApiError(Exception):
+    """The API answered with an error. `status`, `code`, `message` and `details` come from its JSON body."""
+
+    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+class BadRequest(ApiError):
+    """400, 413 or 422: the request was refused as it stands; nothing was changed."""
+
+
+class Unauthorized(ApiError):
+    """401 or 403: a missing or unknown token, or a world the caller may not touch."""
+
+
+class NotFound(ApiError):
+    """404."""
+
+
+class RateLimited(ApiError):
+    """429 after every retry."""
+
+
+class ServerError(ApiError):
+    """5xx after every retry."""
+
+
+class Unreachable(ApiError):
+    """No answer at all (connection refused, timed out) after every retry."""
+
+
+def _error(response: httpx.Response) -> ApiError:
+    try:
+        body = response.json().get("error", {})
+    except (ValueError, AttributeError):
+        body = {}
+    status = response.status_code
+    code, message = str(body.get("code", f"http_{status}")), str(body.get("message", response.text[:300]))
+    kind: type[ApiError] = (
+        BadRequest if status in (400, 413, 422) else Unauthorized if status in (401, 403) else
+        NotFound if status == 404 else RateLimited if status == 429 else
+        ServerError if status >= 500 else ApiError)
+    return kind(status, code, message, body.get("details"))
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One API request and how to read its answer."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    json: Any = None
+
+
+def _model(model: type[BaseModel] | Any) -> Callable[[Any], Any]:
+    adapter: TypeAdapter[Any] = TypeAdapter(model)
+    return adapter.validate_python
+
+
+def _params(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+class Routes:
+    """The API's routes as `Call`s: one place for paths, parameters and answer types."""
+
+    @staticmethod
+    def add_events(world: str, events: Sequence[EventIn | Mapping[str, Any]]) -> Call[IngestResponse]:
+        batch = []
+        for event in events:
+            body = event.model_dump(mode="json", exclude_none=True) if isinstance(event, EventIn) else dict(event)
+            body.setdefault("event_id", f"evt_{uuid.uuid4().hex}")  # makes a retried batch idempotent
+            batch.append(body)
+        return Call("POST", f"/v1/worlds/{world}/events", _model(IngestResponse), json={"events": batch})
+
+    @staticmethod
+    def get_event(world: str, event_id: str) -> Call[StoredEvent]:
+        return Call("GET", f"/v1/worlds/{world}/events/{event_id}", _model(StoredEvent))
+
+    @staticmethod
+    def ask(world: str, user_id: str, question: str, *, conversation_id: str | None, config: QueryConfig | None,
+            mode: str = "sync") -> Call[Any]:
+        body = {"user_id": user_id, "question": question, "mode": mode, **_params(conversation_id=conversation_id)}
+        if config is not None:
+            body["config"] = config.model_dump(mode="json")
+        parse = _model(QueryResponse) if mode == "sync" else (lambda doc: str(doc["query_id"]))
+        return Call("POST", f"/v1/worlds/{world}/queries", parse, json=body)
+
+    @staticmethod
+    def get_query(world: str, query_id: str) -> Call[QueryResponse]:
+        return Call("GET", f"/v1/worlds/{world}/queries/{query_id}", _model(QueryResponse))
+
+    @staticmethod
+    def search(world: str, q: str, *, user_id: str | None, limit: int) -> Call[SearchResponse]:
+        return Call("GET", f"/v1/worlds/{world}/search", _model(SearchResponse),
+                    params=_params(q=q, user_id=user_id, limit=limit))
+
+    @staticmethod
+    def entities(world: str, *, name: str | None, limit: int) -> Call[list[CanonicalEntity]]:
+        return Call("GET", f"/v1/worlds/{world}/entities", _model(list[CanonicalEntity]),
+                    params=_params(name=name, limit=limit))
+
+    @staticmethod
+    def entity(world: str, entity_id: str) -> Call[CanonicalEntity]:
+        return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}", _model(CanonicalEntity))
+
+    @staticmethod
+    def relationships(world: str, entity_id: str, *, depth: int) -> Call[list[Relationship]]:
+        return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}/relationships", _model(list[Relationship]),
+                    params={"depth": depth})
+
+    @staticmethod
+    def memories(world: str, user_id: str, *, layer: str, limit: int) -> Call[list[dict[str, Any]]]:
+        return Call("GET", f"/v1/worlds/{world}/users/{user_id}/memories", _model(list[dict[str, Any]]),
+                    params={"layer": layer, "limit": limit})
+
+    @staticmethod
+    def conflicts(world: str, *, status: str | None) -> Call[list[MemoryConflict]]:
+        return Call("GET", f"/v1/worlds/{world}/conflicts", _model(list[MemoryConflict]), params=_params(status=status))
+
+    @staticmethod
+    def erase_user(world: str, user_id: str) -> Call[dict[str, Any]]:
+        return Call("DELETE", f"/v1/worlds/{world}/users/{user_id}", _model(dict[str, Any]))
+
+    @staticmethod
+    def enrich_pending(world: str, *, include_failed: bool) -> Call[SweepResult]:
+        return Call("POST", f"/v1/worlds/{world}/enrichments", _model(SweepResult),
+                    json={"include_failed": include_failed})
+
+    @staticmethod
+    def health() -> Call[dict[str, Any]]:
+        return Call("GET", "/v1/health", _model(dict[str, Any]))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter; a `Retry-After` header wins when the server sends one."""
+
+    max_retries: int = 3
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+
+    def delay(self, attempt: int, response: httpx.Response | None) -> float:
+        after = response.headers.get("retry-after") if response is not None else None
+        if after is not None:
+            try:
+                return min(self.max_delay_s, max(0.0, float(after)))
+            except ValueError:
+                pass
+        return random.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** attempt))
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _read(call: Call[T], response: httpx.Response) -> T:
+    if response.status_code >= 400:
+        raise _error(response)
+    return call.parse(response.json() if response.content else None)
+
+
+def _retryable(response: httpx.Response | None) -> bool:
+    return response is None or response.status_code in RETRY_STATUSES
+
+
+class EngramClient:
+    """A synchronous client. `token` is an API key (local) or a JWT (AWS), sent as a bearer token."""
+
+    def __init__(self, base_url: str = DEFAULT_URL, *, token: str | None = None, timeout: float = 120.0,
+                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None) -> None:
+        self.retry = retry or RetryPolicy()
+        self.http = httpx.Client(base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport)
+
+    def __enter__(self) -> EngramClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def run(self, call: Call[T]) -> T:
+        """Send a call, retrying 429, 5xx and dropped connections."""
+        for attempt in range(self.retry.max_retries + 1):
+            response: httpx.Response | None = None
+            try:
+                response = self.http.request(call.method, call.path, params=dict(call.params), json=call.json)
+            except httpx.TransportError as exc:
+                if attempt == self.retry.max_retries:
+                    raise Unreachable(0, "unreachable", f"{exc.__class__.__name__}: {exc}") from exc
+            if response is not None and (not _retryable(response) or attempt == self.retry.max_retries):
+                return _read(call, response)
+            time.sleep(self.retry.delay(attempt, response))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def add_events(self, world: str, events: Sequence[EventIn | Mapping[str, Any]]) -> IngestResponse:
+        return self.run(Routes.add_events(world, events))
+
+    def get_event(self, world: str, event_id: str) -> StoredEvent:
+        return self.run(Routes.get_event(world, event_id))
+
+    def ask(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
+            config: QueryConfig | None = None) -> QueryResponse:
+        """Ask and wait for the answer (the query loop runs while the request is open)."""
+        return self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config))  # type: ignore[no-any-return]
+
+    def submit(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
+               config: QueryConfig | None = None) -> str:
+        """Start the query loop and return the query id at once; read it with `get_query` or `wait`."""
+        return str(self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config,
+                                       mode="async")))
+
+    def get_query(self, world: str, query_id: str) -> QueryResponse:
+        return self.run(Routes.get_query(world, query_id))
+
+    def wait(self, world: str, query_id: str, *, timeout: float = 300.0, poll_s: float = 0.5) -> QueryResponse:
+        """Poll a submitted query until it completes or fails."""
+        deadline = time.monotonic() + timeout
+        while (query := self.get_query(world, query_id)).status not in _FINISHED:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"query {query_id} still {query.status} after {timeout:.0f} s")
+            time.sleep(poll_s)
+        return query
+
+    def search(self, world: str, q: str, *, user_id: str | None = None, limit: int = 10) -> SearchResponse:
+        return self.run(Routes.search(world, q, user_id=user_id, limit=limit))
+
+    def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
+        return self.run(Routes.entities(world, name=name, limit=limit))
+
+    def entity(self, world: str, entity_id: str) -> CanonicalEntity:
+        return self.run(Routes.entity(world, entity_id))
+
+    def relationships(self, world: str, entity_id: str, *, depth: int = 1) -> list[Relationship]:
+        return self.run(Routes.relationships(world, entity_id, depth=depth))
+
+    def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[dict[str, Any]]:
+        return self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
+
+    def conflicts(self, world: str, *, status: str | None = None) -> list[MemoryConflict]:
+        return self.run(Routes.conflicts(world, status=status))
+
+    def erase_user(self, world: str, user_id: str) -> dict[str, Any]:
+        return self.run(Routes.erase_user(world, user_id))
+
+    def enrich_pending(self, world: str, *, include_failed: bool = False) -> SweepResult:
+        return self.run(Routes.enrich_pending(world, include_failed=include_failed))
+
+    def health(self) -> dict[str, Any]:
+        return self.run(Routes.health())
+
+
+class AsyncEngramClient:
+    """The asynchronous twin of `EngramClient`: the same methods, awaited."""
+
+    def __init__(self, base_url: str = DEFAULT_URL, *, token: str | None = None, timeout: float = 120.0,
+                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.retry = retry or RetryPolicy()
+        self.http = httpx.AsyncClient(base_url=base_url, headers=_headers(token), timeout=timeout,
+                                      transport=transport)
+
+    async def __aenter__(self) -> AsyncEngramClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def run(self, call: Call[T]) -> T:
+        for attempt in range(self.retry.max_retries + 1):
+            response: httpx.Response | None = None
+            try:
+                response = await self.http.request(call.method, call.path, params=dict(call.params), json=call.json)
+            except httpx.TransportError as exc:
+                if attempt == self.retry.max_retries:
+                    raise Unreachable(0, "unreachable", f"{exc.__class__.__name__}: {exc}") from exc
+            if response is not None and (not _retryable(response) or attempt == self.retry.max_retries):
+                return _read(call, response)
+            await asyncio.sleep(self.retry.delay(attempt, response))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def add_events(self, world: str, events: Sequence[EventIn | Mapping[str, Any]]) -> IngestResponse:
+        return await self.run(Routes.add_events(world, events))
+
+    async def get_event(self, world: str, event_id: str) -> StoredEvent:
+        return await self.run(Routes.get_event(world, event_id))
+
+    async def ask(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
+                  config: QueryConfig | None = None) -> QueryResponse:
+        return await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config))  # type: ignore[no-any-return]
+
+    async def submit(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
+                     config: QueryConfig | None = None) -> str:
+        return str(await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id,
+                                             config=config, mode="async")))
+
+    async def get_query(self, world: str, query_id: str) -> QueryResponse:
+        return await self.run(Routes.get_query(world, query_id))
+
+    async def wait(self, world: str, query_id: str, *, timeout: float = 300.0, poll_s: float = 0.5) -> QueryResponse:
+        deadline = time.monotonic() + timeout
+        while (query := await self.get_query(world, query_id)).status not in _FINISHED:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"query {query_id} still {query.status} after {timeout:.0f} s")
+            await asyncio.sleep(poll_s)
+        return query
+
+    async def search(self, world: str, q: str, *, user_id: str | None = None, limit: int = 10) -> SearchResponse:
+        return await self.run(Routes.search(world, q, user_id=user_id, limit=limit))
+
+    async def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
+        return await self.run(Routes.entities(world, name=name, limit=limit))
+
+    async def entity(self, world: str, entity_id: str) -> CanonicalEntity:
+        return await self.run(Routes.entity(world, entity_id))
+
+    async def relationships(self, world: str, entity_id: str, *, depth: int = 1) -> list[Relationship]:
+        return await self.run(Routes.relationships(world, entity_id, depth=depth))
+
+    async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50
+                       ) -> list[dict[str, Any]]:
+        return await self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
+
+    async def conflicts(self, world: str, *, status: str | None = None) -> list[MemoryConflict]:
+        return await self.run(Routes.conflicts(world, status=status))
+
+    async def erase_user(self, world: str, user_id: str) -> dict[str, Any]:
+        return await self.run(Routes.erase_user(world, user_id))
+
+    async def enrich_pending(self, world: str, *, include_failed: bool = False) -> SweepResult:
+        return await self.run(Routes.enrich_pending(world, include_failed=include_failed))
+
+    async def health(self) -> dict[str, Any]:
+        return await self.run(Routes.health())

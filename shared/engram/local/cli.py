@@ -66,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--json", action="store_true")
 
+    command("mcp", _mcp, "serve engram's memory to an agent as MCP tools over stdio (needs a running engram)")
+
     p = command("enrich", _enrich, "start enrichment again for a world's stalled events")
     p.add_argument("--world", required=True)
     p.add_argument("--pending", action="store_true", required=True,
@@ -159,6 +161,13 @@ def _ask(args: argparse.Namespace) -> int:
     print("\ntrace:")
     for step in body.get("trace", []):
         print(f"  {step['iteration']:>2} {step['step']:<7} {step['outcome']:<18} {step.get('elapsed_ms', 0):8.1f} ms")
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from engram.local.mcp_server import run_stdio
+
+    run_stdio(args.url, args.api_key)
     return 0
 
 

@@ -1,0 +1,81 @@
+"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as five tools.
+
+Each tool is a thin call of the Python client against a running engram (the local server or AWS), and
+its input and output schemas are the API's own pydantic models, so an agent sees the same contract an
+HTTP caller does. API errors come back as tool errors with the API's message.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from engram.client import DEFAULT_URL, ApiError, AsyncEngramClient
+from engram.model.entities import CanonicalEntity
+from engram.model.events import EventIn, IngestResponse
+from engram.model.queries import QueryConfig, QueryResponse
+from engram.model.search import SearchResponse
+
+INSTRUCTIONS = (
+    "engram is your long-term memory. Call `remember` with what the user says (and what you answer) so it "
+    "is kept; `recall` to search memory; `ask` for an answer with sources and a confidence; `get_entity` for "
+    "what is known about a person, place or thing; `forget` only when the user asks to be erased."
+)
+World = Annotated[str, Field(description="the world (tenant) id", pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")]
+UserId = Annotated[str, Field(description="the user the memory belongs to")]
+
+
+def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
+    """The MCP server with engram's tools, each calling `client`."""
+    server: MCPServer[Any] = MCPServer("engram", instructions=INSTRUCTIONS)
+
+    async def call(coroutine: Any) -> Any:
+        try:
+            return await coroutine
+        except ApiError as exc:  # the agent sees the API's status, code and message as a tool error
+            raise ToolError(f"engram refused the call: {exc.status} {exc.code}: {exc.message}") from exc
+
+    @server.tool(description="Store conversation events in memory (1 to 100); they are enriched in the background.")
+    async def remember(world: World, events: Annotated[list[EventIn], Field(min_length=1, max_length=100)]
+                       ) -> IngestResponse:
+        result: IngestResponse = await call(client.add_events(world, events))
+        return result
+
+    @server.tool(description="Search memory (keyword, semantic and graph brains fused); optionally one user's.")
+    async def recall(world: World, query: Annotated[str, Field(min_length=1, max_length=1000)],
+                     user_id: UserId | None = None, limit: Annotated[int, Field(ge=1, le=50)] = 10) -> SearchResponse:
+        result: SearchResponse = await call(client.search(world, query, user_id=user_id, limit=limit))
+        return result
+
+    @server.tool(description="Ask a question of memory: an answer with its sources, confidence and loop trace.")
+    async def ask(world: World, user_id: UserId, question: Annotated[str, Field(min_length=1, max_length=4000)],
+                  conversation_id: str | None = None, config: QueryConfig | None = None) -> QueryResponse:
+        result: QueryResponse = await call(client.ask(world, user_id, question, conversation_id=conversation_id,
+                                                      config=config))
+        return result
+
+    @server.tool(description="Erase a user from memory everywhere (events, memories, signals, queries, index).")
+    async def forget(world: World, user_id: UserId) -> dict[str, Any]:
+        result: dict[str, Any] = await call(client.erase_user(world, user_id))
+        return result
+
+    @server.tool(description="An entity by id: its name, type, aliases and description.")
+    async def get_entity(world: World, entity_id: str) -> CanonicalEntity:
+        result: CanonicalEntity = await call(client.entity(world, entity_id))
+        return result
+
+    return server
+
+
+def run_stdio(url: str = DEFAULT_URL, token: str | None = None) -> None:
+    """Serve the tools over stdio until the agent closes the stream."""
+    import anyio
+
+    async def main() -> None:
+        async with AsyncEngramClient(url, token=token) as client:
+            await build_server(client).run_stdio_async()
+
+    anyio.run(main)

@@ -1,0 +1,99 @@
+"""The MCP tools, called through the MCP SDK's in-process client, against the local server."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from engram.client import AsyncEngramClient
+from engram.local.mcp_server import build_server
+from tests.e2e.conftest import Server
+
+pytestmark = pytest.mark.e2e
+WORLD = "mcp"
+
+
+def _with_tools(server: Server, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def run() -> Any:
+        async with AsyncEngramClient(server.url) as engram, Client(build_server(engram)) as mcp:
+            return await body(mcp)
+
+    return anyio.run(run)
+
+
+def _result(reply: Any) -> Any:
+    assert not reply.is_error, reply.content
+    if reply.structured_content is not None:
+        return reply.structured_content
+    return json.loads(reply.content[0].text)
+
+
+def test_the_five_tools_are_listed_with_the_apis_own_schemas(local_server: Server) -> None:
+    async def body(mcp: Client) -> Any:
+        return (await mcp.list_tools()).tools
+
+    tools = {t.name: t for t in _with_tools(local_server, body)}
+    assert set(tools) == {"remember", "recall", "ask", "forget", "get_entity"}
+    events = tools["remember"].input_schema["properties"]["events"]
+    assert events["maxItems"] == 100
+    defs = tools["remember"].input_schema.get("$defs", {})
+    assert "role" in defs["EventIn"]["properties"] and "content" in defs["EventIn"]["required"]
+
+
+def test_an_agent_remembers_recalls_asks_and_reads_an_entity(local_server: Server) -> None:
+    async def body(mcp: Client) -> dict[str, Any]:
+        stored = _result(await mcp.call_tool("remember", {"world": WORLD, "events": [
+            {"event_id": "mcp-1", "user_id": "lea", "conversation_id": "m1", "role": "user",
+             "content": "My name is Lea and I live in Geneva."}]}))
+        deadline = time.monotonic() + 60
+        while True:  # enrichment runs in the background
+            recalled = _result(await mcp.call_tool("recall", {"world": WORLD, "query": "Geneva", "user_id": "lea"}))
+            if any(h.get("kind") == "entity" for h in recalled["hits"]) or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.3)
+        answered = _result(await mcp.call_tool("ask", {"world": WORLD, "user_id": "lea",
+                                                       "question": "Where does Lea live?"}))
+        entity_id = next(h["doc_id"] for h in recalled["hits"] if h.get("kind") == "entity")
+        entity = _result(await mcp.call_tool("get_entity", {"world": WORLD, "entity_id": entity_id}))
+        return {"stored": stored, "recalled": recalled, "answered": answered, "entity": entity}
+
+    out = _with_tools(local_server, body)
+    assert out["stored"]["accepted"] == 1
+    assert any("Geneva" in h["text"] for h in out["recalled"]["hits"])
+    assert "Geneva" in out["answered"]["answer"]["content"] and out["answered"]["status"] == "completed"
+    assert out["entity"]["entity_id"] and out["entity"]["name"]
+
+
+def test_bad_arguments_and_api_refusals_come_back_as_tool_errors(local_server: Server) -> None:
+    async def body(mcp: Client) -> tuple[Any, Any]:
+        invalid = await mcp.call_tool("remember", {"world": WORLD, "events": []})
+        missing = await mcp.call_tool("get_entity", {"world": WORLD, "entity_id": "ent_nope"})
+        return invalid, missing
+
+    invalid, missing = _with_tools(local_server, body)
+    assert invalid.is_error
+    assert missing.is_error and "engram refused the call: 404 not_found" in missing.content[0].text
+
+
+def test_engram_mcp_serves_the_tools_over_stdio(local_server: Server) -> None:
+    from mcp import StdioServerParameters
+
+    from tests.e2e.conftest import ENGRAM
+
+    params = StdioServerParameters(command=str(ENGRAM), args=["mcp", "--url", local_server.url],
+                                   env=Server.process_env())
+
+    async def run() -> tuple[list[str], Any]:
+        async with Client(params) as mcp:
+            names = sorted(t.name for t in (await mcp.list_tools()).tools)
+            return names, _result(await mcp.call_tool("recall", {"world": WORLD, "query": "Geneva"}))
+
+    names, recalled = anyio.run(run)
+    assert names == ["ask", "forget", "get_entity", "recall", "remember"]
+    assert "hits" in recalled

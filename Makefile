@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export POWERTOOLS_METRICS_DISABLED := true
 
-.PHONY: setup run test lint unit integration workflow infra e2e bench synth clean
+.PHONY: setup run test lint chromium unit integration workflow infra e2e bench synth clean
 
 setup: $(STAMP)
 
@@ -27,12 +27,19 @@ run: setup
 
 # The whole suite in one pytest run (so its closing line counts everything); exit 5 ("no tests") is not a failure.
 # Benchmarks are not tests: `make bench` runs them.
-test: setup lint
+test: setup lint chromium
 	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/bench; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
 
 lint: setup
 	$(VENV)/bin/ruff check shared functions infra tests
 	$(VENV)/bin/mypy shared/engram functions infra
+
+# The memory browser's test drives Debian's chromium; as root (CI) it is installed here, else the test skips.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		echo "installing Debian's chromium for the browser test" && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		echo "chromium is not installed: the browser test will skip"
 
 unit integration workflow infra e2e: setup
 	$(PY) -m pytest tests/$@ -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc

@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel
 
 from engram.model.entities import CanonicalEntity, EntityAlias, Relationship, Resolution
-from engram.model.events import EnrichmentStatus, StoredEvent
+from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
 from engram.model.memories import (
     EpisodicMemory,
     MemoryConflict,
@@ -49,6 +49,9 @@ class EventStore(Protocol):
         ...
     def user_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]: ...
     def important_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]: ...
+    def world_users(self, world_id: str, limit: int) -> list[WorldUser]:
+        """The users of a world with their event counts, the most recently active first."""
+        ...
     def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None: ...
     def stalled_events(self, world_id: str | None, statuses: Sequence[EnrichmentStatus], received_before: datetime,
                        limit: int) -> list[tuple[str, str]]:

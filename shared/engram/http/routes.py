@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from engram.errors import NotFound
 from engram.ingest import ingest_events, sweep_stalled
 from engram.model.entities import CanonicalEntity, Relationship
-from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest, SweepResult
+from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest, SweepResult, WorldUser
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchResponse
@@ -116,6 +116,17 @@ def signals(world: World, conversation: Id, type: Annotated[str | None, Query(pa
                  summary="Set an assumption's status: untested, confirmed, challenged or refuted")
 def signal_status(world: World, signal_id: Id, change: AssumptionStatusChange) -> Signal:
     return set_assumption_status(get_clients(), world, signal_id, change.status)
+
+
+@api_router.get("/v1/worlds/<world>/users", summary="The world's users, the most recently active first")
+def users(world: World, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[WorldUser]:
+    return get_clients().store.world_users(world, limit)
+
+
+@api_router.get("/v1/worlds/<world>/users/<user_id>/events",
+                summary="A user's latest events with their enrichment status")
+def user_events(world: World, user_id: Id, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[StoredEvent]:
+    return get_clients().store.user_events(world, user_id, limit)
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer")

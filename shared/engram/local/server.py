@@ -74,6 +74,22 @@ def to_event(method: str, path: str, query: str, headers: dict[str, str], body: 
     }
 
 
+BROWSER = Path(__file__).resolve().parent / "browser"
+_BROWSER_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                  ".css": "text/css; charset=utf-8"}
+
+
+def _browser_file(method: str, path: str) -> tuple[int, str, bytes] | None:
+    """(status, content type, body) for the browser's pages at `/` and `/ui/<file>`; None for API paths."""
+    if method != "GET" or not (path == "/" or path.startswith("/ui/")):
+        return None
+    name = "index.html" if path in ("/", "/ui/") else path.removeprefix("/ui/")
+    target = (BROWSER / name).resolve()
+    if target.parent != BROWSER or target.suffix not in _BROWSER_TYPES or not target.is_file():
+        return 404, "text/plain; charset=utf-8", b"not found"
+    return 200, _BROWSER_TYPES[target.suffix], target.read_bytes()
+
+
 def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     handlers = {name: _handler(name) for name in ("ingest", "api")}
 
@@ -94,6 +110,13 @@ def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
                 break
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method, path = scope["method"], scope["path"]
+        page = _browser_file(method, path)
+        if page is not None:  # the memory browser: static files, served locally only
+            status, content_type, content = page
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [(b"content-type", content_type.encode()), (b"cache-control", b"no-cache")]})
+            await send({"type": "http.response.body", "body": content})
+            return
         name = "ingest" if method == "POST" and _EVENTS_ROUTE.match(path) else "api"
         event = to_event(method, path, scope.get("query_string", b"").decode(), headers, body)
         result = await anyio.to_thread.run_sync(handlers[name], event, LambdaContext(f"engram-{name}"))

@@ -84,3 +84,10 @@ class SweepResult(Frozen):
     events: int = Field(description="stalled events found")
     enrichment_ids: list[str] = Field(description="one enrichment started per batch of at most 100 events")
     not_started: int = Field(description="events whose enrichment could not be started (still pending)")
+
+
+class WorldUser(Frozen):
+    user_id: str
+    events: int
+    conversations: int
+    last_event_at: datetime

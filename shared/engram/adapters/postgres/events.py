@@ -8,7 +8,7 @@ from datetime import datetime
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
-from engram.model.events import EnrichmentStatus, StoredEvent
+from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
 
 EVENT_COLUMNS = (
     "world_id, event_id, user_id, conversation_id, role, content, content_type, occurred_at, received_at, "
@@ -111,6 +111,13 @@ class EventRepo(PostgresBase):
             cur.execute(f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND user_id = %s "
                         "ORDER BY occurred_at DESC LIMIT %s", (world_id, user_id, limit))
             return [_event(r) for r in cur.fetchall()]
+
+    def world_users(self, world_id: str, limit: int) -> list[WorldUser]:
+        with self.tx(world_id) as cur:
+            cur.execute("SELECT user_id, count(*) AS events, count(DISTINCT conversation_id) AS conversations, "
+                        "max(occurred_at) AS last_event_at FROM chat_events WHERE world_id = %s GROUP BY user_id "
+                        "ORDER BY max(occurred_at) DESC, user_id LIMIT %s", (world_id, limit))
+            return [WorldUser.model_validate(r) for r in cur.fetchall()]
 
     def important_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]:
         """The user's most important events, most important (then latest) first."""

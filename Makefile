@@ -47,8 +47,10 @@ unit integration workflow infra e2e: setup
 bench: setup
 	$(PY) -m pytest tests/bench -q -s -p no:cacheprovider
 
+# Both profiles' CloudFormation, offline (the layer is not built here: `cdk deploy` builds it with pip).
 synth: setup
-	$(PY) -m infra.app
+	$(PY) -m infra.app --no-bundling --outdir cdk.out/small -c profile=small
+	$(PY) -m infra.app --no-bundling --outdir cdk.out/prod -c profile=prod
 
 clean:
 	rm -rf cdk.out .mypy_cache .ruff_cache .pytest_cache

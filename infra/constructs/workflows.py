@@ -16,11 +16,19 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-RETRY_ERRORS = ["TransientStoreError", "LLMUnavailable", "Lambda.ServiceException", "Lambda.TooManyRequestsException",
-                "Lambda.SdkClientException", "Lambda.AWSLambdaException"]
+# Domain errors (engram.errors; their class names are the contract): the transient ones are retried with
+# backoff, the rest are caught at once and the work is marked failed for a later retry.
+TRANSIENT_ERRORS = ["TransientStoreError", "LLMUnavailable"]
+FAILURE_ERRORS = ["ExtractionRejected", "CapabilityRejected", "ConfigurationError", *TRANSIENT_ERRORS]
+# Lambda's own: throttling (reserved concurrency is reached in a burst) and service hiccups.
+LAMBDA_ERRORS = ["Lambda.TooManyRequestsException", "Lambda.ServiceException", "Lambda.AWSLambdaException",
+                 "Lambda.SdkClientException"]
 RETRY_INTERVAL = Duration.seconds(2)
 RETRY_ATTEMPTS = 3
 RETRY_BACKOFF = 2.0
+THROTTLE_ATTEMPTS = 6
+THROTTLE_MAX_DELAY = Duration.seconds(30)
+TASK_TIMEOUT_MARGIN = 5  # seconds past the function's own timeout, so the function's timeout error comes first
 MAP_CONCURRENCY = 4
 ENRICHMENT_TIMEOUT = Duration.minutes(30)
 QUERY_TIMEOUT = Duration.minutes(5)
@@ -33,26 +41,39 @@ LOOP = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPa
 
 
 class Workflows(Construct):
-    def __init__(self, scope: Construct, id: str, *, functions: Mapping[str, lambda_.IFunction]) -> None:
+    def __init__(self, scope: Construct, id: str, *, functions: Mapping[str, lambda_.IFunction],
+                 timeouts: Mapping[str, Duration]) -> None:
         super().__init__(scope, id)
         self.functions = functions
+        self.timeouts = timeouts
         self.enrichment = self._enrichment()
         self.query = self._query()
         self.consolidation = self._consolidation()
 
     def _task(self, id: str, function: str, payload: dict[str, Any], *, result_path: str | None = None
               ) -> tasks.LambdaInvoke:
+        timeout = Duration.seconds(self.timeouts[function].to_seconds() + TASK_TIMEOUT_MARGIN)
         task = tasks.LambdaInvoke(self, id, lambda_function=self.functions[function], payload_response_only=True,
                                   retry_on_service_exceptions=False, payload=sfn.TaskInput.from_object(payload),
-                                  result_path=result_path)
-        task.add_retry(errors=RETRY_ERRORS, interval=RETRY_INTERVAL, max_attempts=RETRY_ATTEMPTS,
-                       backoff_rate=RETRY_BACKOFF)
+                                  result_path=result_path, task_timeout=sfn.Timeout.duration(timeout))
+        task.add_retry(errors=TRANSIENT_ERRORS, interval=RETRY_INTERVAL, max_attempts=RETRY_ATTEMPTS,
+                       backoff_rate=RETRY_BACKOFF, jitter_strategy=sfn.JitterType.FULL)
+        task.add_retry(errors=LAMBDA_ERRORS, interval=RETRY_INTERVAL, max_attempts=THROTTLE_ATTEMPTS,
+                       backoff_rate=RETRY_BACKOFF, max_delay=THROTTLE_MAX_DELAY, jitter_strategy=sfn.JitterType.FULL)
         return task
 
-    def _logs(self, name: str) -> sfn.LogOptions:
+    @staticmethod
+    def _catch(step: tasks.LambdaInvoke, handler: sfn.IChainable) -> None:
+        """Domain failures by name first (the console shows which), then anything else (a timeout, a bug)."""
+        step.add_catch(handler, errors=FAILURE_ERRORS, result_path="$.error")
+        step.add_catch(handler, errors=["States.ALL"], result_path="$.error")
+
+    def _logs(self, name: str, *, execution_data: bool) -> sfn.LogOptions:
+        """Every event to CloudWatch Logs. Express executions keep no history of their own, so theirs
+        include the (small, id-only) payloads; Standard ones have it in their execution history."""
         group = logs.LogGroup(self, f"{name}Logs", retention=logs.RetentionDays.ONE_MONTH,
                               removal_policy=RemovalPolicy.DESTROY)
-        return sfn.LogOptions(destination=group, level=sfn.LogLevel.ALL, include_execution_data=False)
+        return sfn.LogOptions(destination=group, level=sfn.LogLevel.ALL, include_execution_data=execution_data)
 
     def _enrichment(self) -> sfn.StateMachine:
         mark_failed = self._task("MarkFailed", "extract", {"action": "mark_failed", **BATCH,
@@ -62,12 +83,12 @@ class Workflows(Construct):
         steps = [self._task("Resolve", "resolve", BATCH), self._task("Extract", "extract", {"action": "extract", **BATCH}),
                  self._task("Index", "extract", {"action": "index", **BATCH})]
         for step in steps:
-            step.add_catch(mark_failed, errors=["States.ALL"], result_path="$.error")
+            self._catch(step, mark_failed)
         chain = sfn.Chain.start(steps[0]).next(steps[1]).next(steps[2]).next(sfn.Succeed(self, "Enriched"))
         return sfn.StateMachine(self, "Enrichment", state_machine_name="engram-enrichment",
                                 state_machine_type=sfn.StateMachineType.STANDARD,
                                 definition_body=sfn.DefinitionBody.from_chainable(chain), timeout=ENRICHMENT_TIMEOUT,
-                                tracing_enabled=True, logs=self._logs("Enrichment"))
+                                tracing_enabled=True, logs=self._logs("Enrichment", execution_data=False))
 
     def _query(self) -> sfn.StateMachine:
         ids = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPath.string_at("$.query_id")}
@@ -80,7 +101,7 @@ class Workflows(Construct):
         force = self._task("Force", "query_step", {"action": "force", **LOOP})
         finish = self._task("Finish", "query_step", {"action": "finish", **LOOP})
         for step in (init, ask, fulfil, force, finish):
-            step.add_catch(fail, errors=["States.ALL"], result_path="$.error")
+            self._catch(step, fail)
         finish.next(sfn.Succeed(self, "Answered"))
         force.next(finish)
         fulfil.next(ask)
@@ -93,7 +114,7 @@ class Workflows(Construct):
         return sfn.StateMachine(self, "Query", state_machine_name="engram-query",
                                 state_machine_type=sfn.StateMachineType.EXPRESS,
                                 definition_body=sfn.DefinitionBody.from_chainable(chain), timeout=QUERY_TIMEOUT,
-                                tracing_enabled=True, logs=self._logs("Query"))
+                                tracing_enabled=True, logs=self._logs("Query", execution_data=True))
 
     def _consolidation(self) -> sfn.StateMachine:
         plan = self._task("Plan", "consolidate", {"action": "plan", "world_id": sfn.JsonPath.string_at("$.world_id"),
@@ -111,4 +132,4 @@ class Workflows(Construct):
         return sfn.StateMachine(self, "Consolidation", state_machine_name="engram-consolidation",
                                 state_machine_type=sfn.StateMachineType.STANDARD,
                                 definition_body=sfn.DefinitionBody.from_chainable(chain),
-                                timeout=Duration.hours(1), tracing_enabled=True, logs=self._logs("Consolidation"))
+                                timeout=Duration.hours(1), tracing_enabled=True, logs=self._logs("Consolidation", execution_data=False))

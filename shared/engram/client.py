@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 import httpx
 from pydantic import BaseModel, TypeAdapter
 
-from engram.model.entities import CanonicalEntity, Relationship
+from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
 from engram.model.events import EventIn, IngestResponse, StoredEvent, SweepResult
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryConfig, QueryResponse
@@ -147,8 +147,8 @@ class Routes:
                     params=_params(name=name, limit=limit))
 
     @staticmethod
-    def entity(world: str, entity_id: str) -> Call[CanonicalEntity]:
-        return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}", _model(CanonicalEntity))
+    def entity(world: str, entity_id: str) -> Call[EntityDetail]:
+        return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}", _model(EntityDetail))
 
     @staticmethod
     def relationships(world: str, entity_id: str, *, depth: int) -> Call[list[Relationship]]:
@@ -276,7 +276,7 @@ class EngramClient:
     def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
         return self.run(Routes.entities(world, name=name, limit=limit))
 
-    def entity(self, world: str, entity_id: str) -> CanonicalEntity:
+    def entity(self, world: str, entity_id: str) -> EntityDetail:
         return self.run(Routes.entity(world, entity_id))
 
     def relationships(self, world: str, entity_id: str, *, depth: int = 1) -> list[Relationship]:
@@ -361,7 +361,7 @@ class AsyncEngramClient:
     async def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
         return await self.run(Routes.entities(world, name=name, limit=limit))
 
-    async def entity(self, world: str, entity_id: str) -> CanonicalEntity:
+    async def entity(self, world: str, entity_id: str) -> EntityDetail:
         return await self.run(Routes.entity(world, entity_id))
 
     async def relationships(self, world: str, entity_id: str, *, depth: int = 1) -> list[Relationship]:

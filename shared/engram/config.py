@@ -13,9 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engram.errors import ConfigurationError
+from engram.model.insights import InterventionKind
 
 LLMKind = Literal["offline", "anthropic", "bedrock"]
 EmbedderKind = Literal["hash", "minilm", "titan"]
+KeywordIndexKind = Literal["tantivy", "opensearch", "postgres"]
 
 
 class Settings(BaseSettings):
@@ -36,7 +38,11 @@ class Settings(BaseSettings):
     database_host: str | None = None  # on AWS: the RDS Proxy endpoint, in place of the secret's host
     opensearch_url: str | None = Field(default=None, validation_alias="OPENSEARCH_URL")
     opensearch_index_prefix: str = "engram"
+    # The keyword brain. None: OpenSearch when OPENSEARCH_URL is set, else tantivy on disk; "postgres" is the
+    # full-text index in the database itself (the `small` deployment profile, which has no OpenSearch).
+    keyword_index: KeywordIndexKind | None = None
     anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_api_key_secret_arn: str | None = None  # on AWS: the key read from Secrets Manager at cold start
     anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
     anthropic_model: str = "claude-sonnet-4-5"
     anthropic_fast_model: str = "claude-haiku-4-5"
@@ -56,10 +62,24 @@ class Settings(BaseSettings):
     # Local API authorization: "key1=world-a,world-b;key2=*". Empty: auth off.
     api_keys: str | None = None
 
+    # The domain database the resolve step searches for unknown names (tables described in `domain_ontology`).
+    # Unset: no domain stage.
+    domain_database_url: str | None = None
+
+    # Web search for questions that need current information (DuckDuckGo Instant Answer): off unless enabled.
+    web_search: bool = False
+    web_search_url: str = "https://api.duckduckgo.com/"
+    web_search_timeout_s: float = 3.0
+
     def resolved_llm(self) -> LLMKind:
         if self.llm is not None:
             return self.llm
         return "anthropic" if self.anthropic_api_key else "offline"
+
+    def resolved_keyword_index(self) -> KeywordIndexKind:
+        if self.keyword_index is not None:
+            return self.keyword_index
+        return "opensearch" if self.opensearch_url else "tantivy"
 
 
 @lru_cache(maxsize=1)
@@ -116,6 +136,33 @@ class Heuristics(BaseModel):
     fuzzy_single_accept: float = 0.85
     coreference_accept: float = 0.7
     domain_create_confidence: float = 0.85
+    coreference_min: float = 0.5  # a coreference below this leaves its mention unresolved
+    settled_alias_confidence: float = 0.95  # the alias a user's disambiguation teaches
+    disambiguation_candidates: int = 5  # candidates kept for the user to choose from
+    alias_ngram_max_words: int = 4  # longest lowercase word run looked up as a known alias of the world
+    alias_lookup_max_phrases: int = 2_000  # word runs of one event looked up at most
+    settle_max_mentions: int = 500  # a user's waiting mentions of the same words one choice settles
+    # ranking of several candidates: weighted alias confidence, recency, usage count and alias source
+    rank_weight_alias: float = 0.4
+    rank_weight_recency: float = 0.2
+    rank_weight_usage: float = 0.2
+    rank_weight_source: float = 0.2
+    rank_recency_half_life_days: float = 30.0
+    rank_usage_half_count: float = 5.0  # mentions at which the usage signal reaches one half
+    rank_source_weights: dict[str, float] = {"user": 1.0, "seed": 0.9, "domain": 0.9, "created": 0.8,
+                                             "exact": 0.8, "alias": 0.7, "fuzzy": 0.6, "coreference": 0.5}
+    rank_margin: float = 0.15  # an exact or alias tie resolves to the top candidate only with this lead
+    # coreference: the conversation's recent entities are the only candidates
+    coreference_max_sightings: int = 50  # recent resolved mentions of the conversation read as candidates
+    coreference_max_candidates: int = 10  # distinct entities shown to the model
+    coreference_max_distance_events: int = 3  # the offline rules look this many events back, no further
+    offline_coreference_relation: float = 0.9  # "my boss" and the speaker's boss relationship
+    offline_coreference_unique: float = 0.8  # the only compatible entity within reach
+    offline_coreference_recent: float = 0.6  # the most recent of several compatible entities
+    # graph
+    path_max_frontier: int = 5_000  # entities a path search expands per hop before it stops
+    entity_search_min_similarity: float = 0.5  # a name search also finds aliases this close in spelling
+    entity_detail_max_facts: int = 50
 
     # extract / lifecycle
     extraction_window: int = 10
@@ -141,6 +188,48 @@ class Heuristics(BaseModel):
     signal_claim_confidence: float = 0.5  # a bare assertive statement read as a Claim
     signal_claim_min_words: int = 4
     signal_max_chars: int = 500  # a longer sentence is cut here before it is stored and keyed
+
+    # extract: insights (inflection points every few turns, interventions from signal patterns)
+    inflection_interval_turns: int = 3  # the check runs on every 3rd turn (turns: `signal_roles` messages)
+    inflection_window_messages: int = 6  # over the last 6 messages up to that turn, every role
+    inflection_min_confidence: float = 0.75  # an inflection counts only above this (offline or LLM)
+    # the offline reading: base + step per piece of evidence + weight x share of the window's turns carrying it
+    inflection_base_confidence: float = 0.45
+    inflection_evidence_step: float = 0.1
+    inflection_share_weight: float = 0.2
+    inflection_max_confidence: float = 0.95
+    inflection_research_min_questions: int = 2  # complex open questions in the window
+    inflection_question_min_words: int = 4  # a shorter question is never complex
+    inflection_complex_question_words: int = 12  # a question this long is complex by itself
+    inflection_complex_question_phrases: tuple[str, ...] = (
+        "why", "how does", "how do", "how would", "how should", "how can", "how might", "what if", "what would",
+        "what happens", "whether", "trade-off", "trade-offs", "tradeoff", "tradeoffs", "impact", "implications",
+        "consequences", "compare", "comparison", "risk", "risks", "long term", "long-term", "root cause",
+    )
+    inflection_critique_min_assumptions: int = 2  # untested assumptions in the window, beside a stated position
+    inflection_synthesis_min_material: int = 3  # goals, constraints, evidence and confirmed assumptions so far
+    insight_max_signals: int = 500  # the conversation's latest signals read by a check
+    intervention_cooldown_turns: int = 3  # at most one intervention every 3 turns per conversation
+    # the patterns looked for, the first that matches offered; a world leaves one out to turn it off
+    intervention_kinds: tuple[InterventionKind, ...] = (
+        "structure_case", "validate_assumptions", "organise_questions", "organise_signals",
+    )
+    intervention_min_open_questions: int = 3
+    intervention_min_untested_assumptions: int = 2
+    intervention_case_min_options: int = 1  # signals naming alternatives, beside a decision and a constraint
+    intervention_case_option_phrases: tuple[str, ...] = (
+        "or", "either", "option", "options", "alternative", "alternatives", "versus", "vs", "instead of",
+        "rather than", "compared to", "compared with",
+    )
+    intervention_density_min_signals: int = 6  # signals in the last `inflection_window_messages` messages
+    intervention_density_per_turn: float = 2.0  # and per turn among them
+    intervention_messages: dict[str, str] = {  # {count}: the signals it rests on
+        "organise_questions": "{count} questions are open in this conversation. Shall I organise them?",
+        "validate_assumptions": "{count} assumptions have not been tested yet. Shall we validate them?",
+        "structure_case": "There is a decision here with options and constraints ({count} signals). "
+                          "Shall I lay it out as a case?",
+        "organise_signals": "A lot was said in the last few turns ({count} signals). Shall I organise it?",
+    }
 
     # retrieval
     rrf_k: int = 60
@@ -171,6 +260,42 @@ class Heuristics(BaseModel):
     consolidation_boost: float = 0.1
     archive_below_confidence: float = 0.2
     consolidation_max_scopes: int = 50
+
+    # retrieval: the three brains, their fusion and context propagation (weights: keyword, semantic, graph)
+    fusion_weights: dict[str, dict[str, float]] = {
+        "exact_name": {"keyword": 0.8, "semantic": 0.1, "graph": 0.1},
+        "relationship": {"keyword": 0.1, "semantic": 0.2, "graph": 0.7},
+        "type": {"keyword": 0.2, "semantic": 0.2, "graph": 0.6},
+        "temporal": {"keyword": 0.4, "semantic": 0.4, "graph": 0.2},
+        "semantic": {"keyword": 0.2, "semantic": 0.6, "graph": 0.2},
+    }
+    fusion_rank_weight: float = 0.3  # the brains' weighted RRF (k = rrf_k), scaled by the best fused document
+    fusion_match_weight: float = 0.5  # how well the text matches: keyword and semantic scores, standardized
+    fusion_signal_weight: float = 0.2  # the multi-signal relevance times effective confidence
+    fusion_match_keyword_share: float = 0.4  # keyword's share of the match; semantic has the rest
+    fusion_speaker_weight: float = 0.3  # an event said by a user the query names (their own words)
+    search_candidates: int = 100  # documents each brain hands to fusion
+    search_expand_top: int = 20  # the best fused events whose neighbouring turns join the candidates
+    search_neighbour_weight: float = 0.2  # a turn gains this share of its best neighbouring turn's score
+    search_session_weight: float = 0.2  # and this share of the best score in its conversation
+    search_context_weight: float = 0.5  # an event's similarity: the share of its in-context vector
+    event_context_embedding: bool = True  # extract: every event also gets a vector read after the turn before it
+    graph_depth: int = 2  # hops from the question's entities
+    graph_hop_decay: float = 0.5  # a connected entity counts this much less per hop
+    graph_max_entities: int = 50
+    serendipity_limit: int = 3  # related entities the ranking left out, suggested with the results
+    query_embedding_cache: int = 1024  # query vectors kept per process
+
+    # conversation context: web search first when the trigger rules fire (and a web search is enabled)
+    web_search_keywords: tuple[str, ...] = (
+        "latest", "current", "currently", "news", "headline", "weather", "forecast", "stock price", "exchange rate",
+        "score", "right now", "breaking",
+    )
+    web_search_temporal_words: tuple[str, ...] = (
+        "today", "tonight", "now", "this week", "this month", "this year", "recent", "recently", "these days",
+        "at the moment", "yesterday", "tomorrow",
+    )
+    web_search_max_results: int = 3
 
     def with_overrides(self, overrides: dict[str, object] | None) -> Heuristics:
         """These heuristics with a world's overrides applied (unknown keys are an error)."""

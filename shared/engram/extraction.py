@@ -11,14 +11,24 @@ from typing import Any
 
 from engram.config import Heuristics
 from engram.errors import ExtractionRejected
+from engram.insights import update_insights
 from engram.model.common import new_id, utcnow
-from engram.model.entities import EntityAlias, Relationship
+from engram.model.entities import EntityAlias, RecordedMention, Relationship
 from engram.model.events import StoredEvent
 from engram.model.memories import EpisodicMemory, MemoryConflict, SemanticMemory
 from engram.observability import logger
-from engram.ports import ExtractedTriple, WindowEvent
-from engram.resolution import resolve_name, user_entity
+from engram.ports import ExtractedTriple
+from engram.resolution import (
+    ResolutionScope,
+    coreference_task,
+    link_references,
+    resolve_name,
+    user_entity,
+    window_events,
+)
 from engram.rules.classify import EXTRACTABLE, classify
+from engram.rules.mentions import PRONOUNS
+from engram.rules.utterance import in_context, utterance
 from engram.service import Clients
 from engram.signals import extract_signals
 
@@ -37,7 +47,7 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
     now = now or utcnow()
     h = clients.heuristics_for(world_id)
     events = sorted(clients.store.get_events(world_id, event_ids), key=lambda e: e.occurred_at)
-    _embed_events(clients, world_id, events)
+    _embed_events(clients, world_id, events, h)
     counts = {"windows": 0, "facts_created": 0, "facts_reinforced": 0, "conflicts": 0, "episodes": 0,
               "failed_events": 0}
     by_conversation: dict[str, list[StoredEvent]] = defaultdict(list)
@@ -57,13 +67,30 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
             counts["windows"] += 1
     # Signals read the whole batch once, per conversation window, after the memories are in place.
     counts["signals"] = extract_signals(clients, world_id, events, h=h, now=now)["signals"]
+    # Then insights over the signals now stored: an inflection on every few turns, an intervention.
+    counts.update(update_insights(clients, world_id, events, h=h, now=now))
     return counts
 
 
-def _embed_events(clients: Clients, world_id: str, events: list[StoredEvent]) -> None:
-    if events:
-        vectors = clients.embedder.embed([e.content for e in events])
-        clients.store.set_event_embeddings(world_id, {e.event_id: v for e, v in zip(events, vectors, strict=True)})
+def _embed_events(clients: Clients, world_id: str, events: list[StoredEvent], h: Heuristics) -> None:
+    """Each event's vector, of who said what; and, unless turned off, its vector in context: read after
+    the turn before it in its conversation (what it replies to). One embedding call for the batch."""
+    if not events:
+        return
+    texts = [utterance(e) for e in events]
+    if h.event_context_embedding:
+        previous: dict[str, StoredEvent | None] = {}
+        for e in events:  # sorted by time: the batch's own turns, else the stored turn before the first
+            if e.conversation_id not in previous:
+                before = clients.store.conversation_events(world_id, e.conversation_id, 1, before=e.occurred_at)
+                previous[e.conversation_id] = before[-1] if before else None
+            texts.append(in_context(previous[e.conversation_id], e))
+            previous[e.conversation_id] = e
+    vectors = clients.embedder.embed(texts)
+    ids = [e.event_id for e in events]
+    clients.store.set_event_embeddings(world_id, dict(zip(ids, vectors[:len(ids)], strict=True)),
+                                       dict(zip(ids, vectors[len(ids):], strict=True)) if h.event_context_embedding
+                                       else None)
 
 
 def _extract_window(clients: Clients, world_id: str, window: list[StoredEvent], h: Heuristics, now: datetime,
@@ -71,38 +98,52 @@ def _extract_window(clients: Clients, world_id: str, window: list[StoredEvent], 
     store = clients.store
     speakers = {e.user_id: user_entity(clients, world_id, e.user_id) for e in window}
     known = sorted({ent.name for ent in speakers.values()})
-    reply = clients.llm.extract([WindowEvent(event_id=e.event_id, role=e.role, content=e.content,
-                                             occurred_at=e.occurred_at, speaker=e.user_id) for e in window], known)
+    # Coreference rides on this call: the window's waiting pronouns and descriptions, and the only entities
+    # they may point at. Linked before the triples, so "She" as a triple's subject finds who she is.
+    scope = ResolutionScope.read(clients, world_id, h)
+    task = coreference_task(clients, scope, window)
+    reply = clients.llm.extract(window_events(window), known, references=task.references, candidates=task.candidates)
+    counts["coreferences"] = counts.get("coreferences", 0) + link_references(
+        clients, scope, window, task, reply.value.coreferences)
     by_id = {e.event_id: e for e in window}
+    names = _MentionNames(scope, store.recorded_mentions(world_id, list(by_id)))
     touched_entities: set[str] = {ent.entity_id for ent in speakers.values()}
-    for triple in reply.value.triples:
-        event = by_id.get(triple.event_id)
-        if event is None:  # the model cited a message outside the window: ignore the triple
-            continue
-        entity_ids = _apply_triple(clients, world_id, event, triple, h, now, counts)
+    # The model may cite a message outside the window: such triples are ignored.
+    triples = [t for t in reply.value.triples if t.event_id in by_id]
+    episode_content = " ".join(e.content for e in window)
+    # One embedding call per window: every fact it may create, and its episode.
+    *fact_vectors, episode_vector = clients.embedder.embed([*(_fact_text(t) for t in triples), episode_content])
+    for triple, vector in zip(triples, fact_vectors, strict=True):
+        entity_ids = _apply_triple(clients, world_id, by_id[triple.event_id], triple, h, now, counts, names,
+                                   vector=vector)
         touched_entities.update(entity_ids)
     mentioned = store.event_entity_ids(world_id, list(by_id))
     for ids in mentioned.values():
         touched_entities.update(ids)
     episode = EpisodicMemory(
         world_id=world_id, memory_id=_stable_id("epi", world_id, *sorted(by_id)), user_id=window[0].user_id,
-        conversation_id=window[0].conversation_id, content=" ".join(e.content for e in window),
+        conversation_id=window[0].conversation_id, content=episode_content,
         event_ids=list(by_id), entity_ids=sorted(touched_entities), importance=max(e.importance for e in window),
         occurred_at=window[0].occurred_at,
     )
-    [vector] = clients.embedder.embed([episode.content])
-    store.insert_episodic(episode, vector)
+    store.insert_episodic(episode, episode_vector)
     counts["episodes"] += 1
 
 
+def _fact_text(triple: ExtractedTriple) -> str:
+    """What a fact's vector is made of: subject, predicate in words, object."""
+    return f"{triple.subject} {triple.predicate.replace('_', ' ')} {triple.object}"
+
+
 def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
-                  now: datetime, counts: dict[str, int]) -> list[str]:
+                  now: datetime, counts: dict[str, int], names: _MentionNames, *,
+                  vector: Sequence[float] | None = None) -> list[str]:
     """Create, reinforce, supersede or conflict one fact; returns the entity ids it touched."""
     store = clients.store
-    subject_id = _entity_for(clients, world_id, event, triple.subject, h)
+    subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
         return []
-    object_id = _entity_for(clients, world_id, event, triple.object, h) if triple.object_is_entity else None
+    object_id = names.entity_for(clients, event, triple.object) if triple.object_is_entity else None
     if triple.predicate == "name" and triple.subject == event.user_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
                                     user_id=None, confidence=min(h.max_confidence, triple.confidence), source="user"))
@@ -121,6 +162,8 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
             fact.last_validated_at = now
             store.update_semantic(fact)
             counts["facts_reinforced"] += 1
+            if fact.object_entity_id is not None:  # the edge stands as sure as its fact
+                _relate(clients, fact, event, now)
         return [i for i in (subject_id, object_id) if i]
     fact = SemanticMemory(
         world_id=world_id, memory_id=_stable_id("sem", world_id, subject_id, triple.predicate,
@@ -130,19 +173,26 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
         source_event_ids=[event.event_id], valid_from=triple.valid_from or event.occurred_at,
         created_at=now, last_validated_at=now,
     )
-    subject_name = triple.subject
-    [vector] = clients.embedder.embed([f"{subject_name} {triple.predicate.replace('_', ' ')} {triple.object}"])
+    if vector is None:
+        [vector] = clients.embedder.embed([_fact_text(triple)])
     store.insert_semantic(fact, vector)
     counts["facts_created"] += 1
+    if object_id is not None:
+        _relate(clients, fact, event, now)
     if triple.predicate in SINGLE_VALUED:
         for old in existing:
             _settle(clients, world_id, old, fact, classify(event.content) == "correction", h, now, counts)
-    if object_id is not None:
-        store.upsert_relationship(Relationship(
-            world_id=world_id, relationship_id=new_id("rel"), source_entity_id=subject_id,
-            relation=triple.predicate, target_entity_id=object_id, confidence=confidence,
-            evidence_event_ids=[event.event_id], created_at=now))
     return [i for i in (subject_id, object_id) if i]
+
+
+def _relate(clients: Clients, fact: SemanticMemory, event: StoredEvent, now: datetime) -> None:
+    """A fact whose object is an entity is an edge of the graph: typed by its predicate, as sure as the fact,
+    pointing back at the fact (and the event) it stands for."""
+    assert fact.object_entity_id is not None
+    clients.store.upsert_relationship(Relationship(
+        world_id=fact.world_id, relationship_id=new_id("rel"), source_entity_id=fact.subject_entity_id,
+        relation=fact.predicate, target_entity_id=fact.object_entity_id, confidence=fact.confidence,
+        evidence_event_ids=[event.event_id], created_at=now, source_memory_ids=[fact.memory_id]))
 
 
 def _settle(clients: Clients, world_id: str, old: SemanticMemory, new: SemanticMemory, is_correction: bool,
@@ -170,17 +220,35 @@ def _settle(clients: Clients, world_id: str, old: SemanticMemory, new: SemanticM
     loser.status = "superseded"
     loser.valid_to = now
     clients.store.update_semantic(loser)
+    clients.store.drop_relationship_source(world_id, loser.memory_id)
     clients.store.insert_conflict(MemoryConflict(
         world_id=world_id, conflict_id=_stable_id("cfl", world_id, old.memory_id, new.memory_id),
         memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="resolved", strategy=strategy,
         reason=reason, created_at=now, resolved_at=now))
 
 
-def _entity_for(clients: Clients, world_id: str, event: StoredEvent, name: str, h: Heuristics) -> str | None:
-    if name == event.user_id:
-        return str(user_entity(clients, world_id, event.user_id).entity_id)
-    entity_id, _method, _conf, _cands = resolve_name(clients, world_id, name, event.user_id, h)
-    return entity_id
+class _MentionNames:
+    """Names in triples to entities: the speaker; else what the resolve step (or the coreference just made)
+    decided for those very words in that event, user settlements included; else the cascade."""
+
+    def __init__(self, scope: ResolutionScope, mentions: Sequence[RecordedMention]) -> None:
+        self.scope = scope
+        self.by_event: dict[tuple[str, str], str | None] = {}
+        for m in mentions:
+            self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
+
+    def entity_for(self, clients: Clients, event: StoredEvent, name: str) -> str | None:
+        if name == event.user_id:
+            return self.scope.user_entity_id(clients, event.user_id)
+        key = (event.event_id, name.lower())
+        if key in self.by_event:
+            return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
+        if name.lower() in PRONOUNS:
+            return None  # never an entity named "She"
+        found = resolve_name(clients, self.scope, name, event.user_id)
+        if found.learned is not None:
+            clients.store.add_alias(found.learned)
+        return found.entity_id
 
 
 def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500) -> int:
@@ -193,8 +261,14 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
             break
         upserts = list(dict.fromkeys((kind, doc_id) for _id, _w, kind, doc_id, op in ops if op == "upsert"))
         deletes = [doc_id for _id, _w, _kind, doc_id, op in ops if op == "delete"]
-        clients.index.upsert(clients.store.documents(world_id, upserts))
+        documents = clients.store.documents(world_id, upserts)
+        clients.index.upsert(documents)
         clients.index.delete(world_id, deletes)
+        # An entity's vector is of what its document says (name, aliases, description): kept current with it.
+        entities = [d for d in documents if d.kind == "entity"]
+        if entities:
+            vectors = clients.embedder.embed([d.text for d in entities])
+            clients.store.set_entity_embeddings(world_id, {d.doc_id: v for d, v in zip(entities, vectors, strict=True)})
         clients.store.mark_index_ops_done([op[0] for op in ops])
         done += len(ops)
     if event_ids:

@@ -12,10 +12,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from engram.model.entities import CanonicalEntity, EntityAlias, Relationship, Resolution
+from engram.config import Heuristics
+from engram.model.entities import (
+    CanonicalEntity,
+    DomainMatch,
+    DomainSource,
+    EntityAlias,
+    EntitySighting,
+    NameMatch,
+    RecordedMention,
+    Relationship,
+    Resolution,
+)
 from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
+from engram.model.insights import Inflection, InflectionAssessment, InsightState, Intervention
 from engram.model.memories import (
     EpisodicMemory,
     MemoryConflict,
@@ -26,6 +38,7 @@ from engram.model.memories import (
 from engram.model.queries import Answer, NeedsMoreInfo, WorldQuery
 from engram.model.search import DocKind, IndexDocument, KeywordHit, SemanticHit
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
+from engram.model.web import WebResult
 from engram.query.context import QueryContext
 
 
@@ -52,7 +65,10 @@ class EventStore(Protocol):
     def world_users(self, world_id: str, limit: int) -> list[WorldUser]:
         """The users of a world with their event counts, the most recently active first."""
         ...
-    def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None: ...
+    def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]],
+                             context_embeddings: dict[str, Sequence[float]] | None = None) -> None:
+        """Each event's vector and, when given, its vector read in context (after the turn before it)."""
+        ...
     def stalled_events(self, world_id: str | None, statuses: Sequence[EnrichmentStatus], received_before: datetime,
                        limit: int) -> list[tuple[str, str]]:
         """(world id, event id) of events in `statuses` received before the cutoff, oldest first; every
@@ -68,22 +84,64 @@ class EntityStore(Protocol):
     def find_alias(self, world_id: str, alias: str, user_id: str | None) -> list[EntityAlias]:
         """Aliases equal to `alias` (normalized): the user's own first, then global ones."""
         ...
-    def similar_aliases(
-        self, world_id: str, text: str, min_similarity: float, limit: int
-    ) -> list[tuple[EntityAlias, float]]:
-        """pg_trgm similarity over aliases and canonical names, best first."""
-        ...
     def create_entity(self, world_id: str, name: str, entity_type: str, description: str | None = None
                       ) -> CanonicalEntity: ...
     def add_alias(self, alias: EntityAlias) -> None: ...
-    def list_entities(self, world_id: str, name: str | None, limit: int) -> list[CanonicalEntity]: ...
-    def record_resolutions(self, world_id: str, resolutions: Sequence[Resolution]) -> None: ...
+    def list_entities(self, world_id: str, name: str | None, limit: int, definition: str | None = None,
+                      min_similarity: float = 0.5) -> list[CanonicalEntity]: ...
+    def record_resolutions(self, world_id: str, resolutions: Sequence[Resolution],
+                           aliases: Sequence[EntityAlias] = ()) -> None:
+        """Record an event's resolutions and, in the same transaction, the aliases they taught."""
+        ...
     def get_entities(self, world_id: str, entity_ids: Sequence[str]) -> list[CanonicalEntity]: ...
     def event_entity_ids(self, world_id: str, event_ids: Sequence[str]) -> dict[str, list[str]]: ...
-    def recent_conversation_entities(self, world_id: str, conversation_id: str, entity_type: str,
-                                     limit: int) -> list[str]: ...
     def upsert_relationship(self, rel: Relationship) -> Relationship: ...
     def relationships(self, world_id: str, entity_id: str, depth: int) -> list[Relationship]: ...
+    # resolution: the fast path, provenance, what waits for the user, coreference candidates, the graph
+    def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
+                   limit: int) -> list[NameMatch]:
+        """The fast path in one round trip: entities whose normalized canonical name is `name`; else aliases
+        equal to it (global and `user_id`'s own); else, when no alias is above `alias_accept`, trigram neighbours
+        whose similarity times alias confidence is above `fuzzy_min`, best first."""
+        ...
+    def entity_usage(self, world_id: str, entity_ids: Sequence[str]) -> dict[str, tuple[str, int, datetime | None]]:
+        """(name, resolved mentions, latest mention time) per entity, for ranking candidates."""
+        ...
+    def find_entity_by_external_ref(self, world_id: str, external_ref: str) -> CanonicalEntity | None: ...
+    def set_external_ref(self, world_id: str, entity_id: str, external_ref: str) -> CanonicalEntity | None:
+        """Give an entity that has none an external reference no other entity holds; returns the holder."""
+        ...
+    def create_entity_with_ref(self, world_id: str, name: str, entity_type: str, external_ref: str,
+                               description: str | None = None, alias_source: str = "created") -> CanonicalEntity:
+        """The entity with this external reference, created with its name as a global alias if missing."""
+        ...
+    def known_aliases_in(self, world_id: str, phrases: Sequence[str], user_id: str | None) -> list[str]:
+        """Those normalized phrases that are aliases of the world (global or the user's own)."""
+        ...
+    def recorded_mentions(self, world_id: str, event_ids: Sequence[str]) -> list[RecordedMention]: ...
+    def get_mention(self, world_id: str, mention_id: int) -> RecordedMention | None: ...
+    def pending_disambiguations(self, world_id: str, user_id: str | None, limit: int) -> list[RecordedMention]: ...
+    def set_mention_entities(self, world_id: str, updates: Sequence[tuple[int, str, str, float]]) -> None:
+        """(mention id, entity id, method, confidence) for mentions resolved after they were recorded."""
+        ...
+    def conversation_sightings(self, world_id: str, conversation_id: str, until: datetime,
+                               limit: int) -> list[EntitySighting]:
+        """The conversation's resolved mentions up to `until`, most recent first."""
+        ...
+    def relations_of(self, world_id: str, entity_ids: Sequence[str]) -> list[EntitySighting]:
+        """Entities standing in an `<x>_of` relationship to one of these (Sam boss_of dana: dana's boss)."""
+        ...
+    def entity_aliases(self, world_id: str, entity_id: str, user_id: str | None) -> list[EntityAlias]:
+        """An entity's aliases: global ones and `user_id`'s own, or everyone's when `user_id` is None."""
+        ...
+    def neighbours(self, world_id: str, entity_ids: Sequence[str]) -> list[Relationship]:
+        """Relationships touching any of the entities, either direction."""
+        ...
+    def drop_relationship_source(self, world_id: str, memory_id: str) -> int:
+        """Forget a fact behind its edges; edges left with no fact behind them go. Returns edges removed."""
+        ...
+    def domain_sources(self, world_id: str) -> list[DomainSource]: ...
+    def upsert_domain_source(self, world_id: str, source: DomainSource, description: str | None = None) -> None: ...
 
 
 class MemoryStore(Protocol):
@@ -99,8 +157,11 @@ class MemoryStore(Protocol):
     def insert_procedural(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> None: ...
     def semantic_search(
         self, world_id: str, embedding: Sequence[float], *, user_id: str | None, kinds: Sequence[DocKind],
-        limit: int, min_similarity: float,
-    ) -> list[SemanticHit]: ...
+        limit: int, min_similarity: float, context_weight: float = 0.0,
+    ) -> list[SemanticHit]:
+        """The nearest rows of each kind by cosine similarity, at least `min_similarity`, best first; an
+        event scores its own vector blended with its in-context one (`context_weight` the latter's share)."""
+        ...
     def documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> list[IndexDocument]:
         """The indexable text and metadata of rows, by (kind, id); missing rows are skipped."""
         ...
@@ -153,7 +214,80 @@ class SignalStore(Protocol):
         ...
 
 
-class Store(EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, Protocol):
+class InsightStore(Protocol):
+    """Per-conversation insight state, inflections and interventions. Guarded writes (a checkpoint
+    checked once, the intervention cooldown) are single conditional statements."""
+
+    def sync_insight_states(self, world_id: str, conversation_ids: Sequence[str],
+                            roles: Sequence[str]) -> dict[str, InsightState]:
+        """Count each conversation's turns (stored `roles` messages) into its state; the states of the
+        conversations that have a turn."""
+        ...
+    def insight_state(self, world_id: str, conversation_id: str) -> InsightState | None: ...
+    def turn_window(self, world_id: str, conversation_id: str, roles: Sequence[str], turn: int,
+                    limit: int) -> list[StoredEvent]:
+        """The last `limit` messages up to and including the `turn`-th turn (1-based), oldest first."""
+        ...
+    def recent_signals(self, world_id: str, conversation_id: str, limit: int) -> list[Signal]:
+        """A conversation's latest `limit` signals, in the order they were said."""
+        ...
+    def record_inflection_check(self, world_id: str, conversation_id: str, turn: int,
+                                inflection: Inflection | None) -> bool:
+        """Mark checkpoint `turn` checked with its inflection, if one counted; False (nothing stored)
+        when it or a later checkpoint was checked already."""
+        ...
+    def current_inflection(self, world_id: str, conversation_id: str) -> Inflection | None: ...
+    def offer_intervention(self, intervention: Intervention, cooldown_turns: int) -> bool:
+        """Store it if the conversation's cooldown has passed at its turn; False when not offered."""
+        ...
+    def list_interventions(self, world_id: str, conversation_id: str,
+                           status: str | None = None) -> list[Intervention]: ...
+    def dismiss_intervention(self, world_id: str, conversation_id: str, intervention_id: str) -> Intervention | None:
+        """The dismissed intervention (dismissing again changes nothing), None when unknown."""
+        ...
+
+
+class RetrievalStore(Protocol):
+    """What the search reads besides the semantic brain: similarity of candidates, the turns around an
+    event, the documents the graph reaches, find-similar, and traversals of the entity graph."""
+
+    def similarities(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
+                     context_weight: float = 0.0) -> dict[tuple[str, str], float]:
+        """Cosine similarity of each (kind, id) row to the vector; rows without a vector are left out."""
+        ...
+    def adjacent_events(self, world_id: str, event_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
+        """The `span` events before and after each event in its conversation, nearest first."""
+        ...
+    def entity_documents(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
+                         user_id: str | None, kinds: Sequence[DocKind], limit: int,
+                         context_weight: float = 0.0) -> list[SemanticHit]:
+        """Entities, their facts, the events naming them or said by them, their episodes: each scored by
+        similarity to the vector times its entity's weight, best first."""
+        ...
+    def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
+                   min_similarity: float) -> list[SemanticHit]:
+        """Rows nearest one row's vector, itself excluded."""
+        ...
+    def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
+        """Each entity's vector, of its indexed document (name, aliases, description)."""
+        ...
+    def connected_entities(self, world_id: str, seeds: Sequence[str], depth: int, limit: int) -> list[tuple[str, int]]:
+        """(entity id, fewest hops) within `depth` hops of the seeds, nearest first, seeds excluded."""
+        ...
+    def shortest_path(self, world_id: str, from_entity_id: str, to_entity_id: str,
+                      max_length: int) -> list[Relationship] | None:
+        """A shortest chain of relationships (either direction), None beyond `max_length` edges."""
+        ...
+    def shared_connections(self, world_id: str, entity_id: str, limit: int) -> list[tuple[str, int, list[str]]]:
+        """(entity id, shared neighbours, which) for entities related only through common neighbours."""
+        ...
+    def relationship_stats(self, world_id: str, entity_id: str | None = None) -> dict[str, Any]:
+        """Relationship counts in total and by relation, average confidence, the most connected entities."""
+        ...
+
+
+class Store(EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
+            RetrievalStore, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
         """The world's `system_config` overrides (heuristics and tag categories)."""
         ...
@@ -208,8 +342,28 @@ class ExtractedTriple(BaseModel):
     valid_from: datetime | None = None
 
 
+class Coreference(BaseModel):
+    """A reference (pronoun or description) linked to one of the candidate entities it was offered."""
+
+    reference_id: str
+    entity_id: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
 class ExtractionResult(BaseModel):
     triples: list[ExtractedTriple] = []
+    coreferences: list[Coreference] = []
+
+
+class Reference(BaseModel):
+    """A pronoun or description of a message that only the conversation can resolve."""
+
+    reference_id: str  # "<event_id>@<start>"
+    event_id: str
+    text: str
+    kind: Literal["pronoun", "description"]
+    start: int
+    speaker_entity_id: str | None = None  # whose "my" it is; never the referent of "she" or "they"
 
 
 class WindowEvent(BaseModel):
@@ -236,13 +390,33 @@ class LLM(Protocol):
 
     name: str
 
-    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]: ...
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
+                references: Sequence[Reference] = (),
+                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+        """Facts of a window and, in the same call, the entity each reference points at (only among
+        `candidates`, the conversation's recent entities)."""
+        ...
     def answer(
         self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
         temperature: float,
     ) -> LLMReply[Answer | NeedsMoreInfo]: ...
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]: ...
     def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]: ...
+    def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
+                          h: Heuristics) -> LLMReply[InflectionAssessment]:
+        """Whether a conversation's last messages are at an inflection point, on the fast model; `signals`
+        are the conversation's so far, the ones the reading may rest on. The offline model reads by `h`."""
+        ...
+
+
+# ---------------------------------------------------------------- domain database
+class DomainDatabase(Protocol):
+    """The world's own records (customers, products...) in an external database, searched by name."""
+
+    def find(self, world_id: str, sources: Sequence[DomainSource], name: str, limit: int) -> list[DomainMatch]:
+        """Rows of the described tables whose name column equals `name` (case and spacing aside)."""
+        ...
+    def ping(self) -> None: ...
 
 
 # ---------------------------------------------------------------- workflows
@@ -258,3 +432,13 @@ class Workflows(Protocol):
 
 
 QueryOutcome = Literal["answer", "needs_more_info"]
+
+
+# ---------------------------------------------------------------- web search
+class WebSearch(Protocol):
+    """Current information from the web, for questions the trigger rules send there. An adapter degrades
+    to no results (never an error) when the service is unreachable."""
+
+    name: str
+
+    def search(self, query: str, limit: int) -> list[WebResult]: ...

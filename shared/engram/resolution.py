@@ -1,51 +1,230 @@
 """Entity resolution: every mention to a canonical entity, cheaply and deterministically first.
 
-The cascade: exact name, known alias (the user's own before global ones), fuzzy trigram match
-(one strong candidate resolves and is learned; several ask the user), coreference for pronouns,
-and a new entity for an unknown name. Each resolution records its method and confidence.
+The cascade, each stage recorded as the resolution's `method`:
+
+- exact: the normalized canonical name (confidence 1.0);
+- alias: a known alias above `alias_accept`, the user's own before the world's global ones;
+- fuzzy: trigram neighbours (similarity times alias confidence above `fuzzy_min`): one candidate resolves
+  and, above `fuzzy_single_accept`, is learned as the user's alias; several are `disambiguation_required`
+  until the user settles it (`settle_disambiguation`, which learns the alias);
+- coreference: pronouns and descriptions, linked by the model inside the extraction call (never a call of
+  its own) to one of the conversation's recent entities; a description above `coreference_accept` is
+  learned as the user's alias;
+- domain: the world's domain database; a match creates the entity lazily with its external reference;
+- created: an unknown proper noun becomes a new entity so the graph grows; anything else is `unresolved`.
+
+Several candidates for one name are ranked by alias confidence, recency, usage and source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
 
 from engram.config import Heuristics
-from engram.model.entities import Candidate, CanonicalEntity, EntityAlias, Mention, Resolution
+from engram.errors import Conflict, NotFound
+from engram.model.common import utcnow
+from engram.model.entities import (
+    Candidate,
+    CanonicalEntity,
+    DomainSource,
+    EntityAlias,
+    EntitySighting,
+    Mention,
+    NameMatch,
+    RecordedMention,
+    Resolution,
+    ResolutionMethod,
+    Settlement,
+    SettleRequest,
+)
 from engram.model.events import StoredEvent
-from engram.rules.mentions import PERSON_PRONOUNS, detect_mentions
+from engram.ports import Coreference, Reference, WindowEvent
+from engram.rules.mentions import alias_phrases, detect_mentions
+from engram.rules.ranking import CandidateEvidence, clear_winner, rank_candidates
 from engram.service import Clients
 
 
-def user_entity(clients: Clients, world_id: str, user_id: str) -> CanonicalEntity:
-    """The entity standing for a user (what "I" and "my" refer to), created on first sight."""
-    entity = clients.store.find_entity_by_name(world_id, user_id)
-    return entity or clients.store.create_entity(world_id, user_id, "person", description=f"user {user_id}")
+class NameResolution(NamedTuple):
+    entity_id: str | None
+    method: ResolutionMethod
+    confidence: float
+    candidates: list[Candidate]
+    learned: EntityAlias | None = None  # the alias this resolution teaches, for the caller to keep
 
 
-def resolve_name(clients: Clients, world_id: str, name: str, user_id: str | None, h: Heuristics,
-                 *, create: bool = True, entity_type: str = "thing") -> tuple[str | None, str, float, list[Candidate]]:
-    """(entity_id, method, confidence, candidates) for a name, through the cascade."""
+@dataclass
+class ResolutionScope:
+    """What a batch reads once: the heuristics, the world's domain tables, the users' entities."""
+
+    world_id: str
+    h: Heuristics
+    domain_sources: list[DomainSource] = field(default_factory=list)
+    users: dict[str, str] = field(default_factory=dict)
+    now: datetime = field(default_factory=utcnow)
+
+    @classmethod
+    def read(cls, clients: Clients, world_id: str, h: Heuristics | None = None) -> ResolutionScope:
+        sources = clients.store.domain_sources(world_id) if clients.domain is not None else []
+        return cls(world_id, h or clients.heuristics_for(world_id), sources)
+
+    def user_entity_id(self, clients: Clients, user_id: str) -> str:
+        if user_id not in self.users:
+            self.users[user_id] = user_entity(clients, self.world_id, user_id).entity_id
+        return self.users[user_id]
+
+
+# ---------------------------------------------------------------- the resolve step
+def resolve_events(clients: Clients, world_id: str, event_ids: Sequence[str]) -> dict[str, int]:
+    """Resolve the mentions of a batch of events. Idempotent: a mention already recorded (by its span) is
+    left as it is, so a retried step neither re-learns nor overwrites what a user settled. Pronouns and
+    descriptions no alias explains wait, `unresolved`, for the coreference of the extraction call."""
+    scope = ResolutionScope.read(clients, world_id)
     store = clients.store
-    exact = store.find_entity_by_name(world_id, name)
-    if exact is not None:
-        return exact.entity_id, "exact", 1.0, []
-    aliases = [a for a in store.find_alias(world_id, name, user_id) if a.confidence > h.alias_accept]
-    if aliases:
-        return aliases[0].entity_id, "alias", aliases[0].confidence, []
-    similar = store.similar_aliases(world_id, name, h.fuzzy_min, 5)
-    if len(similar) == 1 and similar[0][1] > h.fuzzy_single_accept:
-        alias, score = similar[0]
-        store.add_alias(EntityAlias(world_id=world_id, entity_id=alias.entity_id, alias=name, user_id=user_id,
-                                    confidence=round(score, 3), source="fuzzy"))
-        return alias.entity_id, "fuzzy", round(score, 3), []
-    if similar:
-        names = {e.entity_id: e.name for e in _entities(clients, world_id, [a.entity_id for a, _ in similar])}
-        candidates = [Candidate(entity_id=a.entity_id, name=names.get(a.entity_id, a.alias), score=round(s, 3))
-                      for a, s in similar]
-        return None, "disambiguation_required", candidates[0].score, candidates
+    events = store.get_events(world_id, event_ids)
+    store.set_enrichment(world_id, [e.event_id for e in events], "enriching")
+    recorded = {(m.event_id, m.start, m.end) for m in store.recorded_mentions(world_id, [e.event_id for e in events])}
+    counts = {"mentions": 0, "resolved": 0, "created": 0, "disambiguation": 0, "awaiting_coreference": 0}
+    for event in sorted(events, key=lambda e: e.occurred_at):
+        scope.user_entity_id(clients, event.user_id)
+        mentions = detect_mentions(event.event_id, event.content, known_aliases(clients, scope, event))
+        learned: list[EntityAlias] = []
+        resolutions = [resolve_mention(clients, scope, event, m, learned) for m in mentions
+                       if (m.event_id, m.start, m.end) not in recorded]
+        # What the event taught is kept with its resolutions, in one transaction: learned iff recorded.
+        store.record_resolutions(world_id, resolutions, learned)
+        counts["mentions"] += len(resolutions)
+        counts["resolved"] += sum(r.entity_id is not None for r in resolutions)
+        counts["created"] += sum(r.method == "created" for r in resolutions)
+        counts["disambiguation"] += sum(r.method == "disambiguation_required" for r in resolutions)
+        counts["awaiting_coreference"] += sum(r.entity_id is None and r.mention.kind != "name" for r in resolutions)
+    return counts
+
+
+def known_aliases(clients: Clients, scope: ResolutionScope, event: StoredEvent) -> list[str]:
+    """The world's aliases (global and the speaker's own) that occur in the event in lowercase: one lookup."""
+    phrases = alias_phrases(event.content, scope.h.alias_ngram_max_words, scope.h.alias_lookup_max_phrases)
+    return clients.store.known_aliases_in(scope.world_id, phrases, event.user_id)
+
+
+def resolve_mention(clients: Clients, scope: ResolutionScope, event: StoredEvent, mention: Mention,
+                    learned: list[EntityAlias]) -> Resolution:
+    """One mention through the deterministic stages of the cascade; an alias it teaches goes to `learned`."""
+    if mention.kind == "name":
+        proper = mention.text[:1].isupper()
+        found = resolve_name(clients, scope, mention.text, event.user_id, create=proper,
+                             entity_type=guess_entity_type(event.content[: mention.start], mention.text))
+        if found.learned is not None:
+            learned.append(found.learned)
+        return Resolution(mention=mention, method=found.method, entity_id=found.entity_id,
+                          confidence=found.confidence, candidates=found.candidates)
+    if mention.kind == "description":
+        # "my boss", once learned for this user (or the world), is an alias: the fast path.
+        known = [a for a in clients.store.find_alias(scope.world_id, mention.text, event.user_id)
+                 if a.confidence > scope.h.alias_accept]
+        if known:
+            return Resolution(mention=mention, method="alias", entity_id=known[0].entity_id,
+                              confidence=known[0].confidence)
+    return Resolution(mention=mention, method="unresolved", entity_id=None, confidence=0.0)
+
+
+def resolve_name(clients: Clients, scope: ResolutionScope, name: str, user_id: str | None, *, create: bool = True,
+                 entity_type: str = "thing") -> NameResolution:
+    """A name through exact, alias, fuzzy, domain and creation. A close single misspelling comes back with
+    the alias it teaches (`learned`), for the caller to keep with what it records."""
+    h = scope.h
+    matches = clients.store.match_name(scope.world_id, name, user_id, fuzzy_min=h.fuzzy_min,
+                                       alias_accept=h.alias_accept, limit=h.disambiguation_candidates)
+    exact = [m for m in matches if m.stage == "exact"]
+    confident = [m for m in matches if m.stage == "alias" and m.score > h.alias_accept]
+    own = [m for m in confident if m.user_id is not None]
+    if exact:
+        # Two entities of that very name: the user's own alias for one of them settles it.
+        mine = [m for m in exact if m.entity_id in {a.entity_id for a in own}]
+        return _choose(clients, scope, mine or exact, "exact")
+    if confident:
+        return _choose(clients, scope, own or confident, "alias")
+    fuzzy = _best_per_entity([m for m in matches if m.stage == "fuzzy"])
+    if len(fuzzy) == 1:
+        match = fuzzy[0]
+        score = round(match.score, 3)
+        learned = EntityAlias(world_id=scope.world_id, entity_id=match.entity_id, alias=name, user_id=user_id,
+                              confidence=score, source="fuzzy") if match.score > h.fuzzy_single_accept else None
+        return NameResolution(match.entity_id, "fuzzy", score, [], learned)
+    if fuzzy:
+        candidates = _ranked(clients, scope, fuzzy)
+        return NameResolution(None, "disambiguation_required", round(fuzzy[0].score, 3), candidates)
+    from_domain = _from_domain(clients, scope, name)
+    if from_domain is not None:
+        return from_domain
     if not create:
-        return None, "unresolved", 0.0, []
-    return store.create_entity(world_id, name, entity_type).entity_id, "created", 1.0, []
+        return NameResolution(None, "unresolved", 0.0, [])
+    return NameResolution(clients.store.create_entity(scope.world_id, name, entity_type).entity_id, "created", 1.0, [])
+
+
+def _best_per_entity(matches: Sequence[NameMatch]) -> list[NameMatch]:
+    best: dict[str, NameMatch] = {}
+    for m in matches:
+        if m.entity_id not in best or m.score > best[m.entity_id].score:
+            best[m.entity_id] = m
+    return sorted(best.values(), key=lambda m: -m.score)
+
+
+def _choose(clients: Clients, scope: ResolutionScope, matches: Sequence[NameMatch],
+            method: ResolutionMethod) -> NameResolution:
+    """One entity resolves; several resolve to a clear winner of the ranking, else ask the user."""
+    distinct = _best_per_entity(matches)
+    if len(distinct) == 1:
+        return NameResolution(distinct[0].entity_id, method, round(distinct[0].score, 3), [])
+    candidates = _ranked(clients, scope, distinct)
+    winner = clear_winner([(c.entity_id, c.score) for c in candidates], scope.h.rank_margin)
+    if winner is not None:
+        score = next(m.score for m in distinct if m.entity_id == winner)
+        return NameResolution(winner, method, round(score, 3), candidates)
+    return NameResolution(None, "disambiguation_required", round(distinct[0].score, 3), candidates)
+
+
+def _ranked(clients: Clients, scope: ResolutionScope, matches: Sequence[NameMatch]) -> list[Candidate]:
+    usage = clients.store.entity_usage(scope.world_id, [m.entity_id for m in matches])
+    evidence = [CandidateEvidence(entity_id=m.entity_id, match=m.score, source=m.source,
+                                  mentions=usage.get(m.entity_id, ("", 0, None))[1],
+                                  last_seen=usage.get(m.entity_id, ("", 0, None))[2]) for m in matches]
+    ranked = rank_candidates(evidence, scope.now, scope.h)[: scope.h.disambiguation_candidates]
+    return [Candidate(entity_id=i, name=usage.get(i, (i, 0, None))[0], score=round(s, 3)) for i, s in ranked]
+
+
+def _from_domain(clients: Clients, scope: ResolutionScope, name: str) -> NameResolution | None:
+    """The domain database's rows named so; each becomes (or already is) an entity with its reference."""
+    if clients.domain is None or not scope.domain_sources:
+        return None
+    rows = clients.domain.find(scope.world_id, scope.domain_sources, name, scope.h.disambiguation_candidates)
+    if not rows:
+        return None
+    entities = [clients.store.create_entity_with_ref(scope.world_id, r.name, r.entity_type, r.external_ref,
+                                                     alias_source="domain") for r in rows]
+    confidence = scope.h.domain_create_confidence
+    if len(entities) > 1:  # two customers of that name: the user says which
+        return NameResolution(None, "disambiguation_required", confidence,
+                              [Candidate(entity_id=e.entity_id, name=e.name, score=confidence) for e in entities])
+    clients.store.add_alias(EntityAlias(world_id=scope.world_id, entity_id=entities[0].entity_id, alias=name,
+                                        confidence=confidence, source="domain"))
+    return NameResolution(entities[0].entity_id, "domain", confidence, [])
+
+
+def user_entity(clients: Clients, world_id: str, user_id: str) -> CanonicalEntity:
+    """The entity standing for a user (what "I" and "my" refer to), created on first sight. A person the
+    world already knew by exactly that name, before the user spoke, becomes the user's entity."""
+    ref = f"user:{user_id}"
+    store = clients.store
+    entity = store.find_entity_by_external_ref(world_id, ref)
+    if entity is not None:
+        return entity
+    named = store.find_entity_by_name(world_id, user_id)
+    if named is not None and named.external_ref is None and named.entity_type == "person":
+        return store.set_external_ref(world_id, named.entity_id, ref) or named
+    return store.create_entity_with_ref(world_id, user_id, "person", ref, description=f"user {user_id}")
 
 
 _ORG_WORDS = {"inc", "corp", "ltd", "llc", "labs", "robotics", "company", "university", "school", "bank",
@@ -62,46 +241,103 @@ def guess_entity_type(before: str, name: str) -> str:
     return "place" if previous in _PLACE_PREPOSITIONS else "person"
 
 
-def _entities(clients: Clients, world_id: str, ids: Sequence[str]) -> list[CanonicalEntity]:
-    return [e for e in (clients.store.get_entity(world_id, i) for i in ids) if e is not None]
+# ---------------------------------------------------------------- coreference (inside the extraction call)
+@dataclass(frozen=True)
+class CoreferenceTask:
+    """What the extraction call is given to link: the window's waiting references and the only entities
+    they may point at (the conversation's recent ones and the speakers' relations)."""
+
+    references: list[Reference]
+    candidates: list[EntitySighting]
+    mention_ids: dict[str, int]  # reference id -> mention id
 
 
-def resolve_mention(clients: Clients, event: StoredEvent, mention: Mention, h: Heuristics) -> Resolution:
-    if mention.kind == "name":
-        entity_id, method, confidence, candidates = resolve_name(
-            clients, event.world_id, mention.text, event.user_id, h,
-            entity_type=guess_entity_type(event.content[: mention.start], mention.text))
-        return Resolution(mention=mention, method=method, entity_id=entity_id,  # type: ignore[arg-type]
-                          confidence=confidence, candidates=candidates)
-    if mention.kind == "description":
-        known = [a for a in clients.store.find_alias(event.world_id, mention.text, event.user_id)
-                 if a.confidence > h.alias_accept]
-        if known:
-            return Resolution(mention=mention, method="alias", entity_id=known[0].entity_id,
-                              confidence=known[0].confidence)
-        return Resolution(mention=mention, method="unresolved", entity_id=None, confidence=0.0)
-    # Pronouns: only when the conversation has exactly one recent person is the rule sure enough.
-    # Everything else waits for the model's coreference stage.
-    if mention.text.lower() in PERSON_PRONOUNS:
-        recent = clients.store.recent_conversation_entities(event.world_id, event.conversation_id, "person", 2)
-        recent = [e for e in recent if e != user_entity(clients, event.world_id, event.user_id).entity_id]
-        if len(recent) == 1:
-            return Resolution(mention=mention, method="coreference", entity_id=recent[0], confidence=0.75)
-    return Resolution(mention=mention, method="unresolved", entity_id=None, confidence=0.0)
+NO_COREFERENCE = CoreferenceTask([], [], {})
 
 
-def resolve_events(clients: Clients, world_id: str, event_ids: Sequence[str]) -> dict[str, int]:
-    """Resolve the mentions of a batch of events; idempotent (mentions are keyed by their span)."""
+def coreference_task(clients: Clients, scope: ResolutionScope, window: Sequence[StoredEvent]) -> CoreferenceTask:
+    """The references of a window (one conversation) still unresolved, and their candidates; empty when
+    there is nothing to link, so the prompt stays as it was."""
+    if not window:
+        return NO_COREFERENCE
+    by_id = {e.event_id: e for e in window}
+    waiting = [m for m in clients.store.recorded_mentions(scope.world_id, list(by_id))
+               if m.kind != "name" and m.entity_id is None and m.method == "unresolved"]
+    if not waiting:
+        return NO_COREFERENCE
+    h = scope.h
+    speakers = {e.user_id: scope.user_entity_id(clients, e.user_id) for e in window}
+    sightings = clients.store.conversation_sightings(scope.world_id, window[0].conversation_id,
+                                                     max(e.occurred_at for e in window), h.coreference_max_sightings)
+    relations = clients.store.relations_of(scope.world_id, sorted(set(speakers.values())))
+    keep = list(dict.fromkeys(s.entity_id for s in [*sightings, *relations]))[: h.coreference_max_candidates]
+    references = [Reference(reference_id=f"{m.event_id}@{m.start}", event_id=m.event_id, text=m.text,
+                            kind="pronoun" if m.kind == "pronoun" else "description", start=m.start,
+                            speaker_entity_id=speakers[by_id[m.event_id].user_id]) for m in waiting]
+    return CoreferenceTask(references, [s for s in [*sightings, *relations] if s.entity_id in keep],
+                           {r.reference_id: m.mention_id for r, m in zip(references, waiting, strict=True)})
+
+
+def link_references(clients: Clients, scope: ResolutionScope, window: Sequence[StoredEvent], task: CoreferenceTask,
+                    coreferences: Sequence[Coreference]) -> int:
+    """Apply the model's coreferences: only to a reference it was given, only to a candidate it was offered,
+    only above `coreference_min`; a description above `coreference_accept` becomes the user's alias.
+    Pronouns are never learned: "she" is someone else in every conversation. Returns the links made."""
+    h = scope.h
+    allowed = {c.entity_id for c in task.candidates}
+    references = {r.reference_id: r for r in task.references}
+    users = {e.event_id: e.user_id for e in window}
+    updates: list[tuple[int, str, str, float]] = []
+    for link in coreferences:
+        ref = references.pop(link.reference_id, None)  # one link per reference: the first the model gave
+        if ref is None or link.entity_id not in allowed or link.entity_id == ref.speaker_entity_id:
+            continue
+        if link.confidence < h.coreference_min:
+            continue
+        updates.append((task.mention_ids[link.reference_id], link.entity_id, "coreference", round(link.confidence, 3)))
+        if ref.kind == "description" and link.confidence > h.coreference_accept:
+            clients.store.add_alias(EntityAlias(world_id=scope.world_id, entity_id=link.entity_id, alias=ref.text,
+                                                user_id=users[ref.event_id], confidence=round(link.confidence, 3),
+                                                source="coreference"))
+    clients.store.set_mention_entities(scope.world_id, updates)
+    return len(updates)
+
+
+def window_events(window: Sequence[StoredEvent]) -> list[WindowEvent]:
+    return [WindowEvent(event_id=e.event_id, role=e.role, content=e.content, occurred_at=e.occurred_at,
+                        speaker=e.user_id) for e in window]
+
+
+# ---------------------------------------------------------------- the user settles a disambiguation
+def settle_disambiguation(clients: Clients, world_id: str, mention_id: int, request: SettleRequest) -> Settlement:
+    """The user's choice for a mention that had several candidates: the mention resolves, the user's alias
+    is learned (so the next mention takes the fast path), and the user's other mentions of the same words
+    still waiting are settled alike."""
     h = clients.heuristics_for(world_id)
-    events = clients.store.get_events(world_id, event_ids)
-    clients.store.set_enrichment(world_id, [e.event_id for e in events], "enriching")
-    counts = {"mentions": 0, "resolved": 0, "created": 0, "disambiguation": 0}
-    for event in sorted(events, key=lambda e: e.occurred_at):
-        user_entity(clients, world_id, event.user_id)
-        resolutions = [resolve_mention(clients, event, m, h) for m in detect_mentions(event.event_id, event.content)]
-        clients.store.record_resolutions(world_id, resolutions)
-        counts["mentions"] += len(resolutions)
-        counts["resolved"] += sum(r.entity_id is not None for r in resolutions)
-        counts["created"] += sum(r.method == "created" for r in resolutions)
-        counts["disambiguation"] += sum(r.method == "disambiguation_required" for r in resolutions)
-    return counts
+    store = clients.store
+    mention = store.get_mention(world_id, mention_id)
+    if mention is None:
+        raise NotFound(f"no mention {mention_id} in world {world_id!r}")
+    if mention.method != "disambiguation_required":
+        raise Conflict(f"mention {mention_id} is not waiting for a choice (it was resolved by {mention.method})")
+    if request.entity_id is not None:
+        entity = store.get_entity(world_id, request.entity_id)
+        if entity is None:
+            raise NotFound(f"no entity {request.entity_id!r} in world {world_id!r}")
+    else:
+        entity = store.create_entity(world_id, mention.text, "person" if mention.text[:1].isupper() else "thing")
+    alias = EntityAlias(world_id=world_id, entity_id=entity.entity_id, alias=mention.text, user_id=mention.user_id,
+                        confidence=h.settled_alias_confidence, source="user")
+    store.add_alias(alias)
+    same = [m for m in store.pending_disambiguations(world_id, mention.user_id, h.settle_max_mentions)
+            if m.mention_id != mention_id and m.text.lower() == mention.text.lower()]
+    store.set_mention_entities(world_id, [(m.mention_id, entity.entity_id, "user", h.settled_alias_confidence)
+                                          for m in [mention, *same]])
+    settled = store.get_mention(world_id, mention_id)
+    assert settled is not None
+    return Settlement(mention=settled, entity=entity, alias=alias, also_settled=[m.mention_id for m in same])
+
+
+def pending_disambiguations(clients: Clients, world_id: str, user_id: str | None, limit: int) -> list[RecordedMention]:
+    """Mentions waiting for their user to choose among candidates, oldest first."""
+    return clients.store.pending_disambiguations(world_id, user_id, limit)

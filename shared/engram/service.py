@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, get_settings
-from engram.ports import LLM, Embedder, KeywordIndex, Store, Workflows
+from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, Store, WebSearch, Workflows
 
 
 @dataclass
@@ -23,6 +23,8 @@ class Clients:
     llm: LLM
     workflows: Workflows
     heuristics: Heuristics = DEFAULT_HEURISTICS
+    domain: DomainDatabase | None = None  # the world's own records, searched for unknown names (resolve)
+    web: WebSearch | None = None  # current information for the conversation context; None: off
 
     def heuristics_for(self, world_id: str, config: dict[str, Any] | None = None) -> Heuristics:
         """The heuristics in force for a world: defaults with its `system_config` overrides (read here
@@ -53,14 +55,25 @@ def get_clients() -> Clients:
 def build_clients(settings: Settings, *, workflows: Workflows | None = None) -> Clients:
     """Every adapter from settings; `workflows` replaces Step Functions by ARN (the local runtime)."""
     # Imported here so the domain never imports adapters at module load.
-    from engram.adapters.factory import build_embedder, build_index, build_llm, build_store, build_workflows
+    from engram.adapters.factory import (
+        build_domain,
+        build_embedder,
+        build_index,
+        build_llm,
+        build_store,
+        build_web_search,
+        build_workflows,
+    )
 
     embedder = build_embedder(settings)
+    store = build_store(settings, embedder.dim)
     return Clients(
         settings=settings,
-        store=build_store(settings, embedder.dim),
-        index=build_index(settings),
+        store=store,
+        index=build_index(settings, store),
         embedder=embedder,
         llm=build_llm(settings),
         workflows=workflows or build_workflows(settings),
+        domain=build_domain(settings),
+        web=build_web_search(settings),
     )

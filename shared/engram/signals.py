@@ -66,17 +66,25 @@ def _read(clients: Clients, world_id: str, plans: Sequence[SignalPlan], known: d
         event = by_id.get(event_id)
         if event is None:
             continue
-        for candidate in classify_signals(event.content, h):
-            key = signal_key(candidate.signal_type, candidate.content)
-            found.setdefault((event.conversation_id, key), Signal(
-                world_id=world_id, signal_id=signal_id(world_id, event.conversation_id, key),
-                conversation_id=event.conversation_id, user_id=event.user_id, event_id=event.event_id,
-                signal_type=candidate.signal_type, content=candidate.content, content_hash=key,
-                confidence=candidate.confidence,
-                assumption_status="untested" if candidate.signal_type == "Assumption" else None,
-                occurred_at=event.occurred_at, position=candidate.position, created_at=now, updated_at=now,
-            ))
+        for signal in event_signals(world_id, event, h, now):
+            found.setdefault((event.conversation_id, signal.content_hash), signal)
     return sorted(found.values(), key=lambda s: (s.occurred_at, s.event_id, s.position))
+
+
+def event_signals(world_id: str, event: StoredEvent, h: Heuristics, now: datetime) -> list[Signal]:
+    """The signals the offline rules read in one event, as extraction stores them (same ids)."""
+    signals = []
+    for candidate in classify_signals(event.content, h):
+        key = signal_key(candidate.signal_type, candidate.content)
+        signals.append(Signal(
+            world_id=world_id, signal_id=signal_id(world_id, event.conversation_id, key),
+            conversation_id=event.conversation_id, user_id=event.user_id, event_id=event.event_id,
+            signal_type=candidate.signal_type, content=candidate.content, content_hash=key,
+            confidence=candidate.confidence,
+            assumption_status="untested" if candidate.signal_type == "Assumption" else None,
+            occurred_at=event.occurred_at, position=candidate.position, created_at=now, updated_at=now,
+        ))
+    return signals
 
 
 def signal_id(world_id: str, conversation_id: str, content_hash: str) -> str:

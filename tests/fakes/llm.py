@@ -8,9 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.adapters.offline_llm import OfflineLLM
+from engram.config import Heuristics
 from engram.errors import LLMUnavailable
+from engram.model.entities import EntitySighting
+from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, NeedsMoreInfo
-from engram.ports import ExtractionResult, LLMReply, Usage, WindowEvent
+from engram.model.signals import Signal
+from engram.ports import ExtractionResult, LLMReply, Reference, Usage, WindowEvent
 from engram.query.context import QueryContext
 
 NAME = "scripted"
@@ -27,16 +31,19 @@ class LLMCall:
 
 class ScriptedLLM:
     """`answer` replies with the script in order, the last reply repeating once the script runs out;
-    `force_answer` replies with `forced`. Extraction and summaries are the offline model's. Methods
+    `force_answer` replies with `forced`; `detect_inflection` with `inflection` when given. Extraction,
+    summaries and (without `inflection`) inflections are the offline model's. Methods
     named in `unavailable` raise LLMUnavailable, as a provider that is down does."""
 
     name = NAME
 
     def __init__(self, script: Sequence[Answer | NeedsMoreInfo] = (), *,
-                 forced: Answer | None = None, unavailable: Sequence[str] = ()) -> None:
+                 forced: Answer | None = None, unavailable: Sequence[str] = (),
+                 inflection: InflectionAssessment | None = None) -> None:
         self.script = list(script)
         self.forced = forced or Answer(content="Forced: this is all memory holds.", confidence=0.3)
         self.unavailable = set(unavailable)
+        self.inflection = inflection
         self.calls: list[LLMCall] = []
         self._offline = OfflineLLM()
 
@@ -48,9 +55,12 @@ class ScriptedLLM:
         if method in self.unavailable:
             raise LLMUnavailable(f"{method}: the model provider is overloaded (scripted)")
 
-    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]:
-        self._record("extract", event_ids=[e.event_id for e in events], known_entities=list(known_entities))
-        return self._offline.extract(events, known_entities)
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
+                references: Sequence[Reference] = (),
+                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+        self._record("extract", event_ids=[e.event_id for e in events], known_entities=list(known_entities),
+                     references=[r.reference_id for r in references])
+        return self._offline.extract(events, known_entities, references=references, candidates=candidates)
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
@@ -68,3 +78,11 @@ class ScriptedLLM:
     def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
         self._record("summarize", scope=scope, items=list(items))
         return self._offline.summarize(scope, items)
+
+    def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
+                          h: Heuristics) -> LLMReply[InflectionAssessment]:
+        self._record("detect_inflection", event_ids=[m.event_id for m in messages],
+                     signal_ids=[s.signal_id for s in signals])
+        if self.inflection is not None:
+            return LLMReply(self.inflection, _USAGE, NAME)
+        return self._offline.detect_inflection(messages, signals, h=h)

@@ -1,5 +1,6 @@
 """Synthesizes the CDK app offline (bundling skipped, cdk.json's context) and reads the template:
-the engram functions by folder, the statements each role is granted, the state machines' ASL."""
+the engram functions by folder, the statements each role is granted, the state machines' ASL, and
+cdk-nag's validation report."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 CDK_CONTEXT: dict[str, Any] = json.loads((REPO / "cdk.json").read_text())["context"]
 FOLDERS = ("ingest", "api", "resolve", "extract", "query_step", "consolidate")
 MACHINES = ("engram-enrichment", "engram-query", "engram-consolidation")
+PROFILES = ("small", "prod")
 
 Template = dict[str, Any]
 
@@ -23,6 +25,11 @@ def synthesize(outdir: Path, **context: Any) -> Template:
 
     app = build_app({**CDK_CONTEXT, **context, "aws:cdk:bundling-stacks": []}, outdir=str(outdir))
     return dict(app.synth().get_stack_by_name(STACK_NAME).template)
+
+
+def validation_report(outdir: Path) -> dict[str, Any]:
+    """cdk-nag's report of the last synth into `outdir`: violations and acknowledged (suppressed) ones."""
+    return dict(json.loads((outdir / "validation-report.json").read_text()))
 
 
 def resources(template: Template, type_: str) -> dict[str, dict[str, Any]]:
@@ -38,14 +45,21 @@ def only(template: Template, type_: str) -> tuple[str, dict[str, Any]]:
 
 
 def engram_functions(template: Template) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Folder under functions/ -> (logical id, properties), found as the local runtime finds them:
-    by POWERTOOLS_SERVICE_NAME `engram-<folder>` (CDK's own helper functions have none)."""
+    """Folder under functions/ -> (logical id, properties), found as the local runtime finds them: by
+    POWERTOOLS_SERVICE_NAME `engram-<folder>` with a handler in functions/<folder>/ (CDK's own helper
+    functions have none; the schema migrations function names no folder)."""
     found = {}
     for logical, props in resources(template, "AWS::Lambda::Function").items():
         service = props.get("Environment", {}).get("Variables", {}).get("POWERTOOLS_SERVICE_NAME", "")
-        if service.startswith("engram-"):
-            found[service.removeprefix("engram-")] = (logical, props)
+        folder = service.removeprefix("engram-")
+        if service.startswith("engram-") and (REPO / "functions" / folder / "handler.py").exists():
+            found[folder] = (logical, props)
     return found
+
+
+def environment(template: Template, folder: str) -> dict[str, Any]:
+    """An engram function's environment variables."""
+    return dict(engram_functions(template)[folder][1]["Environment"]["Variables"])
 
 
 def state_machines(template: Template) -> dict[str, tuple[str, dict[str, Any]]]:

@@ -28,13 +28,48 @@ def _retries_domain_errors_with_backoff(state: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize(("name", "kind"), [("engram-enrichment", "STANDARD"), ("engram-query", "EXPRESS"),
                                             ("engram-consolidation", "STANDARD")])
-def test_each_state_machine_has_its_name_and_type_with_tracing_and_logging_on(
+def test_each_state_machine_has_its_name_and_type_with_tracing_and_every_event_logged(
         assertions: CdkTemplate, name: str, kind: str) -> None:
+    # Express keeps no execution history: its log is the only record, so it carries the (id-only) payloads.
     assertions.has_resource_properties("AWS::StepFunctions::StateMachine", {
         "StateMachineName": name, "StateMachineType": kind, "TracingConfiguration": {"Enabled": True},
-        "LoggingConfiguration": {"Level": "ALL", "IncludeExecutionData": False, "Destinations": [
+        "LoggingConfiguration": {"Level": "ALL", "IncludeExecutionData": kind == "EXPRESS", "Destinations": [
             {"CloudWatchLogsLogGroup": {"LogGroupArn": Match.object_like({"Fn::GetAtt": Match.any_value()})}}]},
     })
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_every_task_has_a_timeout_just_past_its_functions_own(template: Template, name: str) -> None:
+    timeouts = {folder: props["Timeout"] for folder, (_, props) in engram_functions(template).items()}
+    tasks = [state for _, state in all_states(definition(template, name)) if state["Type"] == "Task"]
+    assert tasks
+    for state in tasks:
+        assert timeouts[_invokes(template, state)] < state["TimeoutSeconds"] <= timeouts[_invokes(template, state)] + 10
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_every_task_retries_the_transient_domain_errors_and_lambda_throttling_with_backoff_and_jitter(
+        template: Template, name: str) -> None:
+    for step, state in all_states(definition(template, name)):
+        if state["Type"] != "Task":
+            continue
+        assert _retries_domain_errors_with_backoff(state), step
+        throttling = [r for r in state["Retry"] if "Lambda.TooManyRequestsException" in r["ErrorEquals"]]
+        assert throttling and throttling[0]["MaxAttempts"] >= 3 and throttling[0]["JitterStrategy"] == "FULL", step
+
+
+@pytest.mark.parametrize(("name", "steps", "handler"), [
+    ("engram-enrichment", ("Resolve", "Extract", "Index"), "MarkFailed"),
+    ("engram-query", ("Init", "Ask", "Fulfil", "Force", "Finish"), "MarkQueryFailed"),
+])
+def test_failures_are_caught_by_domain_error_name_first_then_anything_else(
+        template: Template, name: str, steps: tuple[str, ...], handler: str) -> None:
+    states = definition(template, name)["States"]
+    for step in steps:
+        named, anything = states[step]["Catch"]
+        assert {"ExtractionRejected", "TransientStoreError", "LLMUnavailable", "ConfigurationError"} <= set(
+            named["ErrorEquals"]) and named["Next"] == handler
+        assert anything == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": handler}
 
 
 def test_there_are_exactly_the_three_state_machines_and_each_has_a_timeout(template: Template) -> None:

@@ -17,12 +17,16 @@ import respx
 from respx.mocks import HTTPXMocker
 
 from engram.adapters.anthropic_llm import AnswerTool, AnthropicLLM, SummaryTool, build_llm
-from engram.config import Settings
+from engram.config import DEFAULT_HEURISTICS, Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
+from engram.model.entities import EntitySighting
+from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, ContextItem, NeedsMoreInfo
-from engram.ports import ExtractionResult, Usage, WindowEvent
+from engram.model.signals import Signal
+from engram.ports import ExtractionResult, Reference, Usage, WindowEvent
 from engram.prompts import answer as answer_prompt
 from engram.prompts import extraction as extraction_prompt
+from engram.prompts import inflection as inflection_prompt
 from engram.prompts import summary as summary_prompt
 from engram.query.context import QueryContext
 
@@ -154,6 +158,35 @@ def test_extraction_returns_the_recorded_triples_and_counts_the_tokens(api: resp
     assert (prefers.object, prefers.object_is_entity, prefers.valid_from) == ("window seats", False, None)
     assert reply.usage == Usage(input_tokens=812, output_tokens=96, calls=1)
     assert reply.model == FAST_MODEL
+
+
+def test_extraction_carries_the_windows_references_and_candidates_and_returns_the_coreferences(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("record_facts_coreference"))
+    events = [*EVENTS, WindowEvent(event_id="evt_04", role="user", content="She told my boss the launch will slip.",
+                                   occurred_at=T0, speaker="Dana")]
+    references = [Reference(reference_id="evt_04@0", event_id="evt_04", text="She", kind="pronoun", start=0),
+                  Reference(reference_id="evt_04@31", event_id="evt_04", text="my boss", kind="description",
+                            start=31)]
+    candidates = [EntitySighting(entity_id="ent_priya", name="Priya Sharma", entity_type="person", event_id="evt_01",
+                                 occurred_at=T0),
+                  EntitySighting(entity_id="ent_sam", name="Sam Carter", entity_type="person", relation="boss",
+                                 related_entity_id="ent_dana"),
+                  EntitySighting(entity_id="ent_dana", name="Dana", entity_type="person", event_id="evt_01",
+                                 occurred_at=T0)]
+
+    reply = llm.extract(events, ["Dana"], references=references, candidates=candidates)
+
+    body = sent(route)
+    assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
+    assert body["messages"] == extraction_prompt.messages(events, ["Dana"], references, candidates)
+    content = body["messages"][0]["content"]
+    assert '- evt_04@0: "She" (pronoun) in [evt_04]' in content
+    assert "- ent_priya: Priya Sharma (person; mentioned in [evt_01])" in content
+    assert "- ent_sam: Sam Carter (person; the boss of Dana)" in content
+    assert [(c.reference_id, c.entity_id, c.confidence) for c in reply.value.coreferences] == [
+        ("evt_04@0", "ent_priya", 0.92), ("evt_04@31", "ent_sam", 0.88)]
+    assert reply.usage == Usage(input_tokens=904, output_tokens=121, calls=1)  # the same one call
 
 
 def test_an_answer_cites_only_ids_in_the_context_and_drops_invented_ones(api: respx.Router, llm: AnthropicLLM) -> None:
@@ -394,3 +427,56 @@ def test_bedrock_throttling_is_unavailable(bedrock: respx.Router) -> None:
         AnthropicLLM(client, model=BEDROCK_MODEL, fast_model=BEDROCK_FAST).summarize("conversation c1", ["x"])
 
     assert caught.value.details["status"] == 429
+
+
+# ---------------------------------------------------------------- inflection points
+def _signal(signal_id: str, signal_type: str, content: str, status: str | None = None) -> Signal:
+    return Signal.model_validate({
+        "world_id": "w", "signal_id": signal_id, "conversation_id": "c1", "user_id": "dana", "event_id": "evt_02",
+        "signal_type": signal_type, "content": content, "content_hash": signal_id, "confidence": 0.8,
+        "assumption_status": status, "occurred_at": T0, "created_at": T0, "updated_at": T0})
+
+
+SIGNALS = [_signal("sig_q1", "Question", "How would rural demand compare with our urban numbers?"),
+           _signal("sig_q2", "Question", "Why do the big competitors avoid these regions?"),
+           _signal("sig_a1", "Assumption", "I assume the vans can do two rounds a day.", "untested")]
+
+
+def test_an_inflection_is_read_by_the_fast_model_through_a_forced_report_inflection_tool(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("report_inflection"))
+
+    reply = llm.detect_inflection(EVENTS, SIGNALS, h=DEFAULT_HEURISTICS)
+
+    body = sent(route)
+    assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "report_inflection"})
+    assert [t["name"] for t in body["tools"]] == ["report_inflection"]
+    assert body["tools"][0]["input_schema"] == InflectionAssessment.model_json_schema()
+    assert body["system"] == _system(inflection_prompt.SYSTEM)
+    assert body["messages"] == inflection_prompt.messages(EVENTS, SIGNALS)
+    content = body["messages"][0]["content"]
+    assert "[evt_01] Dana (user): I moved to Lisbon last spring." in content
+    assert "- sig_a1 Assumption (untested): I assume the vans can do two rounds a day." in content
+    assessment = reply.value
+    assert (assessment.kind, assessment.confidence, assessment.signal_ids) == ("research_depth", 0.86,
+                                                                               ["sig_q1", "sig_q2"])
+    assert assessment.suggested_topic == "rural delivery demand and the competitors' reasons to stay out"
+    assert (reply.usage, reply.model) == (Usage(702, 81, 1), FAST_MODEL)
+
+
+def test_an_inflection_reply_without_the_tool_is_retried_once_then_rejected(api: respx.Router,
+                                                                            llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(side_effect=replay("text_only", "report_inflection"))
+    assert llm.detect_inflection(EVENTS, SIGNALS, h=DEFAULT_HEURISTICS).value.kind == "research_depth"
+    assert route.call_count == 2
+
+    route.side_effect = replay("text_only", "text_only")
+    with pytest.raises(ExtractionRejected, match="no tool call"):
+        llm.detect_inflection(EVENTS, SIGNALS, h=DEFAULT_HEURISTICS)
+
+
+def test_an_inflection_check_on_an_overloaded_provider_is_unavailable(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("overloaded_529"))
+
+    with pytest.raises(LLMUnavailable, match="529"):
+        llm.detect_inflection(EVENTS, [], h=DEFAULT_HEURISTICS)

@@ -1,4 +1,5 @@
-"""The two keyword-index adapters behave the same: tantivy on disk and OpenSearch (over HTTP, osmem)."""
+"""The three keyword-index adapters behave the same: tantivy on disk, OpenSearch (over HTTP, osmem) and
+PostgreSQL full-text search (the embedded server)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from engram.adapters.factory import build_index
 from engram.adapters.opensearch_index import OpenSearchIndex
+from engram.adapters.postgres.base import PostgresBase
+from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.adapters.tantivy_index import TantivyIndex
+from engram.config import Settings
+from engram.errors import ConfigurationError
 from engram.model.search import IndexDocument
 from engram.ports import KeywordIndex
 
@@ -21,12 +27,25 @@ def _doc(world: str, doc_id: str, text: str, *, user: str | None = "u1", kind: s
                          speaker=speaker, conversation_id="c1")
 
 
-@pytest.fixture(params=["tantivy", "opensearch"])
+@pytest.fixture(scope="module")
+def fts_database(pg_url: str) -> Iterator[PostgresBase]:
+    """A pool on the module's migrated database, for the full-text index."""
+    db = PostgresBase(pg_url, max_size=2)
+    yield db
+    db.close()
+
+
+@pytest.fixture(params=["tantivy", "opensearch", "postgres"])
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KeywordIndex]:
     if request.param == "tantivy":
         ix: KeywordIndex = TantivyIndex(tmp_path / "index")
-    else:
+    elif request.param == "opensearch":
         ix = OpenSearchIndex(request.getfixturevalue("osmem_url"), index_prefix="test")
+    else:
+        db: PostgresBase = request.getfixturevalue("fts_database")
+        with db.tx(None) as cur:
+            cur.execute("TRUNCATE keyword_documents")
+        ix = PostgresFtsIndex(db)
     ix.upsert([
         _doc("a", "1", "Dana loves hiking in the mountains near Lisbon"),
         _doc("a", "2", "Bob hikes on weekends with his dog", user="u2", speaker="Bob"),
@@ -84,3 +103,23 @@ def test_upsert_replaces_delete_removes_and_erasing_a_user_spares_the_rest(index
     assert index.delete_world_user("a", "u2") == 1
     assert _ids(index.search("a", "swims")) == set()
     assert _ids(index.search("b", "hiking")) == {"1"}
+
+
+def test_a_field_query_searches_that_field_only(index: KeywordIndex) -> None:
+    assert _ids(index.search("a", "kind:entity")) == {"ent_dana"}
+    assert _ids(index.search("a", "speaker:dana")) == {"1", "ent_dana"}
+
+
+def test_the_document_matching_more_of_the_query_ranks_first(index: KeywordIndex) -> None:
+    hits = index.search("a", "mountains Lisbon hiking")
+    assert hits[0].doc_id == "1" and _ids(hits) == {"1", "2"}
+    assert hits[0].score > hits[1].score
+
+
+def test_the_keyword_index_setting_chooses_full_text_search_over_the_stores_own_pool(
+        fts_database: PostgresBase, tmp_path: Path) -> None:
+    chosen = build_index(Settings(keyword_index="postgres"), fts_database)  # type: ignore[arg-type]
+    assert isinstance(chosen, PostgresFtsIndex) and chosen.db is fts_database
+    assert isinstance(build_index(Settings(data_dir=tmp_path)), TantivyIndex)
+    with pytest.raises(ConfigurationError):
+        build_index(Settings(keyword_index="postgres"))

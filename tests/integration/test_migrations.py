@@ -11,6 +11,7 @@ DATA_TABLES = {
     "episodic_memories", "semantic_memories", "procedural_memories", "memory_summaries", "domain_ontology",
     "memory_conflicts", "signals", "world_queries", "query_contexts", "system_config", "index_outbox",
     "consolidation_runs", "signal_cursors",
+    "insight_states", "inflections", "interventions",
 }
 
 

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.rules.mentions import detect_mentions
+from engram.rules.mentions import alias_phrases, detect_mentions
 
 
 def found(text: str, known: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -61,3 +61,25 @@ def test_mentions_are_ordered_and_never_overlap(text: str) -> None:
     for a, b in itertools.pairwise(mentions):
         assert a.end <= b.start
     assert all(0 <= m.start < m.end <= len(text) for m in mentions)
+
+
+def test_it_about_the_weather_or_the_time_is_no_mention() -> None:
+    assert found("It's raining and it is late.") == []
+    assert found("That's fine, she's here and they're off.") == [("she", "pronoun"), ("they", "pronoun")]
+    assert found("It is growing fast.") == [("It", "pronoun")]
+
+
+def test_possessive_pronouns_are_mentions_too() -> None:
+    assert found("his car and their office and its roof") == [("his", "pronoun"), ("their", "pronoun"),
+                                                               ("its", "pronoun")]
+
+
+def test_a_description_learned_as_an_alias_stays_a_description() -> None:
+    assert found("I told my boss.", ("my boss",)) == [("my boss", "description")]
+
+
+def test_the_word_runs_looked_up_as_aliases_skip_stopword_edges_and_short_words() -> None:
+    assert alias_phrases("I applied to acme robotics in May", 3, 100) == [
+        "applied", "applied to acme", "acme", "acme robotics", "robotics", "robotics in may", "may"]
+    assert "to acme" not in alias_phrases("I applied to acme", 4, 100)  # a run never starts or ends on a stopword
+    assert len(alias_phrases("one two three four five six", 4, 5)) == 5

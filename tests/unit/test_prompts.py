@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from engram.model.entities import EntitySighting
 from engram.model.queries import ContextItem
-from engram.ports import WindowEvent
+from engram.ports import Reference, WindowEvent
 from engram.prompts import answer, extraction, summary
 from engram.query.context import QueryContext
 
@@ -27,6 +28,24 @@ def test_extraction_shows_each_message_with_its_id_time_and_speaker() -> None:
 def test_extraction_says_when_no_entity_is_known_yet() -> None:
     (message,) = extraction.messages([], [])
     assert "Known entities: (none yet)" in message["content"]
+
+
+def test_extraction_lists_the_references_to_link_and_only_the_offered_candidates() -> None:
+    events = [WindowEvent(event_id="evt_02", role="user", content="She agreed.", occurred_at=T0, speaker="Dana")]
+    references = [Reference(reference_id="evt_02@0", event_id="evt_02", text="She", kind="pronoun", start=0)]
+    candidates = [EntitySighting(entity_id="ent_p", name="Priya", entity_type="person", event_id="evt_01",
+                                 occurred_at=T0),
+                  EntitySighting(entity_id="ent_p", name="Priya", entity_type="person", event_id="evt_00",
+                                 occurred_at=T0)]
+
+    (message,) = extraction.messages(events, ["Dana"], references, candidates)
+
+    assert message["content"].endswith('References to link:\n- evt_02@0: "She" (pronoun) in [evt_02]\n\n'
+                                       "Candidate entities:\n- ent_p: Priya (person; mentioned in [evt_01]; "
+                                       "mentioned in [evt_00])")
+    assert "coreferences" in extraction.SYSTEM
+    (plain,) = extraction.messages(events, ["Dana"])
+    assert "References" not in plain["content"]  # nothing to link: the prompt is as it always was
 
 
 def test_extraction_asks_for_dates_relative_to_the_message_not_today() -> None:

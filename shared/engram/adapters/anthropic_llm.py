@@ -13,12 +13,16 @@ from typing import Any, TypeVar
 import anthropic
 from pydantic import BaseModel, Field, ValidationError
 
-from engram.config import Settings
+from engram.config import Heuristics, Settings
 from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, LLMUnavailable
+from engram.model.entities import EntitySighting
+from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, NeedsMoreInfo
-from engram.ports import LLM, ExtractionResult, LLMReply, Usage, WindowEvent
+from engram.model.signals import Signal
+from engram.ports import LLM, ExtractionResult, LLMReply, Reference, Usage, WindowEvent
 from engram.prompts import answer as answer_prompt
 from engram.prompts import extraction as extraction_prompt
+from engram.prompts import inflection as inflection_prompt
 from engram.prompts import summary as summary_prompt
 from engram.query.context import QueryContext
 
@@ -41,6 +45,7 @@ _TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "answer": (AnswerTool, "Answer the question from the context, citing item ids."),
     "request_info": (NeedsMoreInfo, "Ask for information the context lacks, through a declared capability."),
     "write_summary": (SummaryTool, "Write the summary."),
+    "report_inflection": (InflectionAssessment, "Report the inflection point the conversation is at, or none."),
 }
 
 
@@ -58,10 +63,12 @@ class AnthropicLLM:
         self.max_tokens = max_tokens
         self.name = model
 
-    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]:
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
+                references: Sequence[Reference] = (),
+                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
         value, usage = self._call(self.fast_model, extraction_prompt.SYSTEM,
-                                  extraction_prompt.messages(events, known_entities), ["record_facts"], "record_facts",
-                                  temperature=0.0)
+                                  extraction_prompt.messages(events, known_entities, references, candidates),
+                                  ["record_facts"], "record_facts", temperature=0.0)
         assert isinstance(value, ExtractionResult)
         return LLMReply(value, usage, self.fast_model)
 
@@ -87,6 +94,15 @@ class AnthropicLLM:
                                   ["write_summary"], "write_summary", temperature=0.0)
         assert isinstance(value, SummaryTool)
         return LLMReply(value.summary, usage, self.fast_model)
+
+    def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
+                          h: Heuristics) -> LLMReply[InflectionAssessment]:
+        # `h` is the offline model's: the LLM reads the conversation, the threshold is applied by the caller.
+        value, usage = self._call(self.fast_model, inflection_prompt.SYSTEM,
+                                  inflection_prompt.messages(messages, signals), ["report_inflection"],
+                                  "report_inflection", temperature=0.0)
+        assert isinstance(value, InflectionAssessment)
+        return LLMReply(value, usage, self.fast_model)
 
     def _call(self, model: str, system: str, messages: list[dict[str, str]], tools: list[str], forced: str | None,
               *, temperature: float) -> tuple[BaseModel, Usage]:

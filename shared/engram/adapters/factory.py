@@ -6,10 +6,11 @@ import json
 from typing import TYPE_CHECKING
 
 from engram.config import Settings
+from engram.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from engram.adapters.postgres.store import PostgresStore
-    from engram.ports import LLM, Embedder, KeywordIndex, Workflows
+    from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, WebSearch, Workflows
 
 
 def database_url(settings: Settings, embedding_dim: int) -> str:
@@ -43,10 +44,21 @@ def build_store(settings: Settings, embedding_dim: int) -> PostgresStore:
     return PostgresStore(database_url(settings, embedding_dim))
 
 
-def build_index(settings: Settings) -> KeywordIndex:
-    if settings.opensearch_url:
+def build_index(settings: Settings, store: PostgresStore | None = None) -> KeywordIndex:
+    """The keyword brain `settings.resolved_keyword_index()` names; PostgreSQL full-text search shares
+    the store's pool (one pool per process bounds the connections)."""
+    kind = settings.resolved_keyword_index()
+    if kind == "postgres":
+        from engram.adapters.postgres_fts_index import PostgresFtsIndex
+
+        if store is None:
+            raise ConfigurationError("ENGRAM_KEYWORD_INDEX=postgres needs the PostgreSQL store")
+        return PostgresFtsIndex(store)
+    if kind == "opensearch":
         from engram.adapters.opensearch_index import OpenSearchIndex
 
+        if not settings.opensearch_url:
+            raise ConfigurationError("ENGRAM_KEYWORD_INDEX=opensearch needs OPENSEARCH_URL")
         return OpenSearchIndex(settings.opensearch_url, index_prefix=settings.opensearch_index_prefix)
     from engram.adapters.tantivy_index import TantivyIndex
 
@@ -62,7 +74,24 @@ def build_embedder(settings: Settings) -> Embedder:
 def build_llm(settings: Settings) -> LLM:
     from engram.adapters.anthropic_llm import build_llm as build
 
+    if settings.anthropic_api_key_secret_arn and not settings.anthropic_api_key:
+        # On AWS the key lives in Secrets Manager (never in the function's environment): read it once, at cold start.
+        settings = settings.model_copy(update={"anthropic_api_key": _secret_string(settings.anthropic_api_key_secret_arn)})
     return build(settings)
+
+
+def _secret_string(secret_arn: str) -> str:
+    """A secret's value: the plain string, or the `api_key` of a JSON object."""
+    import boto3
+
+    value = boto3.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"]
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return str(value).strip()
+    if isinstance(parsed, dict) and "api_key" in parsed:
+        return str(parsed["api_key"])
+    raise ConfigurationError(f"the secret {secret_arn} is neither a plain key nor a JSON object with api_key")
 
 
 def build_workflows(settings: Settings) -> Workflows:
@@ -71,3 +100,21 @@ def build_workflows(settings: Settings) -> Workflows:
     from engram.adapters.stepfunctions import StepFunctionsWorkflows
 
     return StepFunctionsWorkflows.from_settings(settings)
+
+
+def build_domain(settings: Settings) -> DomainDatabase | None:
+    """The domain database the resolve step searches, when `ENGRAM_DOMAIN_DATABASE_URL` is set."""
+    if not settings.domain_database_url:
+        return None
+    from engram.adapters.postgres.domain import PostgresDomainDatabase
+
+    return PostgresDomainDatabase(settings.domain_database_url)
+
+
+def build_web_search(settings: Settings) -> WebSearch | None:
+    """DuckDuckGo Instant Answer when `ENGRAM_WEB_SEARCH` is on; None (no web search) otherwise."""
+    if not settings.web_search:
+        return None
+    from engram.adapters.web_search import DuckDuckGoInstantAnswer
+
+    return DuckDuckGoInstantAnswer(base_url=settings.web_search_url, timeout_s=settings.web_search_timeout_s)

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engram.config import DEFAULT_HEURISTICS, Heuristics
+from engram.model.entities import EntitySighting
+from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, Source, SourceKind
-from engram.ports import ExtractedTriple, ExtractionResult, LLMReply, Usage, WindowEvent
+from engram.model.signals import Signal
+from engram.ports import Coreference, ExtractedTriple, ExtractionResult, LLMReply, Reference, Usage, WindowEvent
 from engram.query.context import QueryContext
+from engram.rules.coreference import CoreferenceRules, link_reference
+from engram.rules.insights import assess_inflection
 from engram.rules.statements import SELF, statements
 from engram.rules.text import content_terms
 
@@ -22,7 +28,15 @@ _NO_USAGE = Usage()
 class OfflineLLM:
     name = NAME
 
-    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str]) -> LLMReply[ExtractionResult]:
+    def __init__(self, heuristics: Heuristics = DEFAULT_HEURISTICS) -> None:
+        h = heuristics
+        self.coreference_rules = CoreferenceRules(
+            relation=h.offline_coreference_relation, unique=h.offline_coreference_unique,
+            recent=h.offline_coreference_recent, max_distance_events=h.coreference_max_distance_events)
+
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
+                references: Sequence[Reference] = (),
+                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
         triples = []
         for event in events:
             if event.role != "user":
@@ -38,7 +52,17 @@ class OfflineLLM:
                     event_id=event.event_id,
                     valid_from=event.occurred_at,
                 ))
-        return LLMReply(ExtractionResult(triples=triples), _NO_USAGE, NAME)
+        when = {e.event_id: e.occurred_at for e in events}
+        coreferences = []
+        for ref in references:  # the rules of engram.rules.coreference: no model call
+            if ref.event_id not in when:
+                continue
+            link = link_reference(ref.text, ref.kind, ref.event_id, ref.start, when[ref.event_id],
+                                  ref.speaker_entity_id, candidates, self.coreference_rules)
+            if link is not None:
+                coreferences.append(Coreference(reference_id=ref.reference_id, entity_id=link.entity_id,
+                                                confidence=link.confidence))
+        return LLMReply(ExtractionResult(triples=triples, coreferences=coreferences), _NO_USAGE, NAME)
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
@@ -72,6 +96,12 @@ class OfflineLLM:
                 picked.append(first)
                 length += len(first)
         return LLMReply(". ".join(picked) + ("." if picked else ""), _NO_USAGE, NAME)
+
+    def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
+                          h: Heuristics) -> LLMReply[InflectionAssessment]:
+        """The inflection rules over the window's turns and the conversation's signals."""
+        turns = [m.event_id for m in messages if m.role in h.signal_roles]
+        return LLMReply(assess_inflection(turns, signals, h), _NO_USAGE, NAME)
 
 
 def _rank(context: QueryContext) -> list[tuple[float, ContextItem]]:

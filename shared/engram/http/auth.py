@@ -22,8 +22,9 @@ def parse_api_keys(spec: str | None) -> dict[str, set[str]]:
 
 
 def claim_worlds(claims: dict[str, Any]) -> set[str]:
-    """The `engram:worlds` claim as a set (a JSON list, or a comma or space separated string)."""
-    raw = claims.get("engram:worlds", "")
+    """The `engram:worlds` claim as a set (a JSON list, or a comma or space separated string). The Cognito
+    user pool the stack creates (when no issuer is given) carries it as the ID token's `custom:worlds`."""
+    raw = claims.get("engram:worlds", claims.get("custom:worlds", ""))
     if isinstance(raw, list):
         return {str(w) for w in raw}
     return {w for w in re.split(r"[,\s]+", str(raw).strip("[]")) if w}

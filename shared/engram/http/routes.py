@@ -9,15 +9,27 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
+from engram import graph
 from engram.errors import NotFound
 from engram.ingest import ingest_events, sweep_stalled
-from engram.model.entities import CanonicalEntity, Relationship
+from engram.insights import conversation_insights, dismiss_intervention
+from engram.model.entities import (
+    CanonicalEntity,
+    EntityDetail,
+    EntityPath,
+    RecordedMention,
+    Relationship,
+    Settlement,
+    SettleRequest,
+)
 from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest, SweepResult, WorldUser
+from engram.model.insights import ConversationInsights, Intervention
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
 from engram.query import service as queries
+from engram.resolution import pending_disambiguations, settle_disambiguation
 from engram.retrieval.search import search as fused_search
 from engram.service import get_clients
 from engram.signals import list_signals, set_assumption_status
@@ -79,23 +91,23 @@ def search(world: World, q: Annotated[str, Query(min_length=1, max_length=1000)]
     return fused_search(get_clients(), world, q, user_id=user_id, limit=limit)
 
 
-@api_router.get("/v1/worlds/<world>/entities", summary="Entities by name or alias")
+@api_router.get("/v1/worlds/<world>/entities",
+                summary="Entities by name or alias (contained or near in spelling) and by definition (type or description)")
 def list_entities(world: World, name: Annotated[str | None, Query(max_length=200)] = None,
+                  definition: Annotated[str | None, Query(max_length=200)] = None,
                   limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[CanonicalEntity]:
-    return get_clients().store.list_entities(world, name, limit)
+    return graph.find_entities(get_clients(), world, name, definition, limit)
 
 
-@api_router.get("/v1/worlds/<world>/entities/<entity_id>", summary="One entity with its aliases")
-def get_entity(world: World, entity_id: Id) -> CanonicalEntity:
-    entity = get_clients().store.get_entity(world, entity_id)
-    if entity is None:
-        raise NotFound(f"no entity {entity_id!r} in world {world!r}")
-    return entity
+@api_router.get("/v1/worlds/<world>/entities/<entity_id>",
+                summary="One entity with its aliases (whose, how sure, learned how), facts and relationships")
+def get_entity(world: World, entity_id: Id, user_id: Annotated[str | None, Query(pattern=ID)] = None) -> EntityDetail:
+    return graph.entity_detail(get_clients(), world, entity_id, user_id)
 
 
 @api_router.get("/v1/worlds/<world>/entities/<entity_id>/relationships", summary="Relationships to a depth")
 def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1) -> list[Relationship]:
-    get_entity(world, entity_id)
+    graph.require_entity(get_clients(), world, entity_id)
     return get_clients().store.relationships(world, entity_id, depth)
 
 
@@ -163,3 +175,35 @@ def health() -> Response[dict[str, Any]]:
             checks[name] = f"down: {exc.__class__.__name__}"
             ok = False
     return _json(200 if ok else 503, {"status": "ok" if ok else "degraded", "dependencies": checks})
+
+
+@api_router.get("/v1/worlds/<world>/conversations/<conversation>/insights",
+                summary="A conversation's current inflection, open interventions and signals by type")
+def insights(world: World, conversation: Id) -> ConversationInsights:
+    return conversation_insights(get_clients(), world, conversation)
+
+
+@api_router.post("/v1/worlds/<world>/conversations/<conversation>/interventions/<intervention_id>/dismissal",
+                 summary="Dismiss an intervention: it is never offered again (dismissing twice changes nothing)")
+def intervention_dismissal(world: World, conversation: Id, intervention_id: Id) -> Intervention:
+    return dismiss_intervention(get_clients(), world, conversation, intervention_id)
+
+
+@api_router.get("/v1/worlds/<world>/paths", summary="The shortest chains of relationships between two entities")
+def paths(world: World, from_: Annotated[str, Query(alias="from", pattern=ID)], to: Annotated[str, Query(pattern=ID)],
+          max_length: Annotated[int, Query(ge=1, le=4)] = 3,
+          limit: Annotated[int, Query(ge=1, le=20)] = 5) -> list[EntityPath]:
+    return graph.find_paths(get_clients(), world, from_, to, max_length, limit)
+
+
+@api_router.get("/v1/worlds/<world>/disambiguations",
+                summary="Mentions waiting for their user to choose among candidate entities, oldest first")
+def disambiguations(world: World, user_id: Annotated[str | None, Query(pattern=ID)] = None,
+                    limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[RecordedMention]:
+    return pending_disambiguations(get_clients(), world, user_id, limit)
+
+
+@api_router.post("/v1/worlds/<world>/disambiguations/<mention_id>/resolution",
+                 summary="Settle a disambiguation with an entity (or a new one); the user's alias is learned")
+def settle(world: World, mention_id: Annotated[int, Path(ge=1)], request: SettleRequest) -> Settlement:
+    return settle_disambiguation(get_clients(), world, mention_id, request)

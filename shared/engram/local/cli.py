@@ -76,6 +76,19 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("consolidate", _consolidate, "run consolidation now")
     p.add_argument("--world", required=True)
+
+    bench = sub.add_parser("bench", help="benchmarks, in process on an embedded stack (no server needed)")
+    benches = bench.add_subparsers(required=True, metavar="bench")
+    p = benches.add_parser("retrieval", help="fused search on LoCoMo next to plain BM25 and plain dense retrieval")
+    p.set_defaults(run=_bench_retrieval)
+    p.add_argument("--dataset", type=Path, required=True, help="a LoCoMo file (locomo10.json format)")
+    p.add_argument("--out", type=Path, required=True, help="directory for retrieval.json")
+    p.add_argument("--cache", type=Path, default=settings.data_dir / "bench",
+                   help="keep ingested worlds here and reuse them while the data and ingest code are unchanged "
+                        "(default %(default)s)")
+    p.add_argument("--no-cache", action="store_true", help="ingest into a temporary directory, kept nowhere")
+    p.add_argument("--held-out", default="conv-42,conv-43",
+                   help="conversations reported apart as never tuned on (default %(default)s)")
     return parser
 
 
@@ -198,6 +211,17 @@ def _consolidate(args: argparse.Namespace) -> int:
     with _client(args) as client:
         body = _checked(client.post(f"/v1/worlds/{args.world}/consolidations", json={}))
     print(json.dumps(body, indent=2))
+    return 0
+
+
+def _bench_retrieval(args: argparse.Namespace) -> int:
+    from engram.bench.retrieval import run, table
+
+    held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
+    outcome = run(args.dataset, args.out, cache_dir=None if args.no_cache else args.cache, held_out=held_out,
+                  progress=lambda line: print(f"engram: {line}", flush=True))
+    print(table(outcome.document))
+    print(f"(written to {args.out / 'retrieval.json'})")
     return 0
 
 

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from engram.client import DEFAULT_URL, ApiError, AsyncEngramClient
-from engram.model.entities import CanonicalEntity
+from engram.model.entities import EntityDetail
 from engram.model.events import EventIn, IngestResponse
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
@@ -62,9 +62,10 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
         result: dict[str, Any] = await call(client.erase_user(world, user_id))
         return result
 
-    @server.tool(description="An entity by id: its name, type, aliases and description.")
-    async def get_entity(world: World, entity_id: str) -> CanonicalEntity:
-        result: CanonicalEntity = await call(client.entity(world, entity_id))
+    @server.tool(description="An entity by id: its name, type, description, aliases (whose, how sure), facts and "
+                             "relationships.")
+    async def get_entity(world: World, entity_id: str) -> EntityDetail:
+        result: EntityDetail = await call(client.entity(world, entity_id))
         return result
 
     return server

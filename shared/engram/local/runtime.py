@@ -29,8 +29,9 @@ MACHINES = ("engram-enrichment", "engram-query", "engram-consolidation")
 class LocalWorkflowRuntime:
     """Enter to start moto with the three state machines; exit to stop it and restore moto."""
 
-    def __init__(self, cache_dir: Path, *, instant_retries: bool = False) -> None:
+    def __init__(self, cache_dir: Path, *, instant_retries: bool = False, profile: str = "prod") -> None:
         self.cache_dir = cache_dir
+        self.profile = profile  # the deployment profile synthesized (see cdk_template.profile_imitated)
         self.instant_retries = instant_retries
         self.arns: dict[str, str] = {}
         self.function_names: dict[str, str] = {}  # moto function name -> handler folder
@@ -47,7 +48,7 @@ class LocalWorkflowRuntime:
         for key, value in {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
                            "AWS_DEFAULT_REGION": REGION}.items():
             os.environ.setdefault(key, value)
-        template = load_template(self.cache_dir)
+        template = load_template(self.cache_dir, self.profile)
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True},
                                       "lambda": {"use_docker": False},
                                       "core": {"mock_credentials": True, "passthrough": {"services": ["bedrock-runtime"]}}})

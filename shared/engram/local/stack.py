@@ -27,11 +27,13 @@ class LocalStack:
         self.timings: dict[str, float] = {}
 
     def __enter__(self) -> LocalStack:
+        from engram.local.cdk_template import profile_imitated
         from engram.local.runtime import LocalWorkflowRuntime
 
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        self.runtime = LocalWorkflowRuntime(cache_dir=self.settings.data_dir / "cdk")
+        self.runtime = LocalWorkflowRuntime(cache_dir=self.settings.data_dir / "cdk",
+                                            profile=profile_imitated(self.settings.resolved_keyword_index()))
         self.runtime.__enter__()
         t1 = time.perf_counter()
         self.clients = build_clients(self.settings, workflows=self.runtime.workflows())

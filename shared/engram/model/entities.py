@@ -5,14 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from engram.model.common import Frozen, Record
+from engram.model.common import Frozen, Identifier, Record
+from engram.model.memories import SemanticMemory
 
 MentionKind = Literal["name", "pronoun", "description"]
 ResolutionMethod = Literal[
-    "exact", "alias", "fuzzy", "coreference", "domain", "created", "disambiguation_required", "unresolved"
+    "exact", "alias", "fuzzy", "coreference", "domain", "created", "disambiguation_required", "unresolved", "user"
 ]
+"""How a mention was resolved: a stage of the cascade, or `user` when the user settled a disambiguation."""
 
 
 class CanonicalEntity(Record):
@@ -23,6 +25,7 @@ class CanonicalEntity(Record):
     description: str | None = None
     created_at: datetime
     aliases: list[str] = Field(default_factory=list)
+    external_ref: str | None = None  # "customers:42": the domain row it was created from; "user:dana": a user
 
 
 class EntityAlias(Record):
@@ -65,3 +68,100 @@ class Relationship(Record):
     confidence: float = Field(ge=0.0, le=1.0)
     evidence_event_ids: list[str] = Field(default_factory=list)
     created_at: datetime
+    source_memory_ids: list[str] = Field(default_factory=list)  # the facts this edge stands for
+
+
+class RecordedMention(Record):
+    """A mention as resolution left it, with who said it where: the rows a user settles."""
+
+    mention_id: int
+    world_id: str
+    event_id: str
+    user_id: str
+    conversation_id: str
+    text: str
+    kind: MentionKind
+    start: int
+    end: int
+    entity_id: str | None
+    method: ResolutionMethod
+    confidence: float
+    candidates: list[Candidate] = Field(default_factory=list)
+    created_at: datetime
+
+
+class EntityDetail(CanonicalEntity):
+    """An entity with every alias (whose it is, how sure, learned how), its facts and its edges."""
+
+    alias_details: list[EntityAlias] = Field(default_factory=list)
+    facts: list[SemanticMemory] = Field(default_factory=list)
+    relationships: list[Relationship] = Field(default_factory=list)
+
+
+class EntityPath(Frozen):
+    """A chain of relationships from one entity to another; its confidence is the product of the edges'."""
+
+    entity_ids: list[str]
+    names: list[str]
+    relationships: list[Relationship]
+    confidence: float
+
+
+class SettleRequest(Frozen):
+    """The user's answer to a disambiguation: one of the entities (any of the world's), or a new one."""
+
+    entity_id: Identifier | None = None
+    new_entity: bool = False
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> SettleRequest:
+        if (self.entity_id is None) == (not self.new_entity):
+            raise ValueError("give either entity_id or new_entity: true")
+        return self
+
+
+class Settlement(Frozen):
+    mention: RecordedMention
+    entity: CanonicalEntity
+    alias: EntityAlias
+    also_settled: list[int] = Field(default_factory=list)  # the user's other mentions of the same words
+
+
+class DomainSource(Frozen):
+    """A domain table holding instances of an entity type (a `domain_ontology` row)."""
+
+    entity_type: str
+    source_table: str
+    key_column: str
+    name_column: str
+
+
+class DomainMatch(Frozen):
+    entity_type: str
+    name: str
+    external_ref: str  # "<table>:<key>"
+
+
+class NameMatch(Frozen):
+    """One row of the fast path for a name: an exact canonical name, a known alias, or a trigram neighbour
+    (score: similarity times the alias's confidence)."""
+
+    entity_id: str
+    stage: Literal["exact", "alias", "fuzzy"]
+    score: float
+    user_id: str | None = None  # whose alias; None for a canonical name or a global alias
+    source: str = "created"
+
+
+class EntitySighting(Frozen):
+    """An entity the conversation made salient: a resolved mention (where and when), or a relation of a
+    speaker ("Sam is dana's boss") that a description like "my boss" can point at."""
+
+    entity_id: str
+    name: str
+    entity_type: str
+    event_id: str | None = None
+    occurred_at: datetime | None = None
+    start: int = 0
+    relation: str | None = None  # "boss": this entity is the boss of `related_entity_id`
+    related_entity_id: str | None = None

@@ -26,6 +26,10 @@ class IndexDocument(Frozen):
     speaker: str | None = None
     occurred_at: datetime | None = None
     importance: float = 0.5
+    event_ids: list[str] = Field(default_factory=list)  # the events it comes from (an event: itself)
+    confidence: float = 1.0  # a fact's or summary's stored confidence; 1 for what was observed
+    reinforcements: int = 0  # times a fact was confirmed again
+    validated_at: datetime | None = None  # when its confidence was last confirmed (decay runs from here)
 
 
 class KeywordHit(Frozen):
@@ -57,10 +61,40 @@ class SearchHit(Frozen):
     conversation_id: str | None = None
     occurred_at: datetime | None = None
     explanation: str | None = None
+    event_ids: list[str] = Field(default_factory=list)  # the events it comes from, for citing and evaluation
+
+
+class QueryEntity(Frozen):
+    """An entity the query names, as resolution found it: it seeds the graph brain."""
+
+    entity_id: str
+    name: str
+    method: str  # exact, alias or fuzzy
+    user_id: str | None = None  # the user this entity stands for, when it is one
+
+
+class Suggestion(Frozen):
+    """Serendipity: an entity related to what was found that the ranking did not include."""
+
+    entity_id: str
+    name: str
+    reason: str
+
+
+class BrainReport(Frozen):
+    candidates: int
+    elapsed_ms: float
 
 
 class SearchResponse(Frozen):
     query: str
-    interpretation: str
+    interpretation: str  # one line: the intent, the brains' weights, the entities, the keyword query
     hits: list[SearchHit]
     search_time_ms: float
+    query_class: str = "semantic"  # exact_name, relationship, type, temporal or semantic
+    weights: dict[str, float] = Field(default_factory=dict)  # per brain
+    keyword_query: str = ""  # what the keyword brain was asked
+    entities: list[QueryEntity] = Field(default_factory=list)
+    total_matches: int = 0  # distinct documents ranked: what the brains found and the turns around the best
+    brains: dict[str, BrainReport] = Field(default_factory=dict)
+    serendipity: list[Suggestion] = Field(default_factory=list)

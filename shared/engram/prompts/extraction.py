@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.ports import WindowEvent
+from engram.model.entities import EntitySighting
+from engram.ports import Reference, WindowEvent
 
 SYSTEM = """You extract durable facts from a conversation for a long-term memory.
 Record each fact as a triple through the record_facts tool:
@@ -16,11 +17,36 @@ Record each fact as a triple through the record_facts tool:
 - valid_from: when the fact became true, as an ISO timestamp. Resolve relative dates ("next Friday",
   "last year") against that message's timestamp, never against today.
 Only record what the messages state; skip questions, greetings and chit-chat. Record nothing when
-there is nothing durable."""
+there is nothing durable.
+When the messages come with references to link (pronouns like "she" or "it", descriptions like "my boss"),
+link each one you can through `coreferences`: its reference_id, the entity_id of the candidate it refers to
+(only the candidates listed, never the speaker of that message for "he", "she", "it" or "they") and your
+confidence in [0, 1]. Leave out a reference that none of the candidates fits. In triples, write the linked
+entity's name, not the pronoun."""
 
 
-def messages(events: Sequence[WindowEvent], known_entities: Sequence[str]) -> list[dict[str, str]]:
+def messages(events: Sequence[WindowEvent], known_entities: Sequence[str], references: Sequence[Reference] = (),
+             candidates: Sequence[EntitySighting] = ()) -> list[dict[str, str]]:
     lines = [f"[{e.event_id}] ({e.occurred_at.isoformat()}) {e.speaker or e.role} ({e.role}): {e.content}"
              for e in events]
     known = ", ".join(known_entities) if known_entities else "(none yet)"
-    return [{"role": "user", "content": f"Known entities: {known}\n\nMessages:\n" + "\n".join(lines)}]
+    text = f"Known entities: {known}\n\nMessages:\n" + "\n".join(lines)
+    if references:
+        text += "\n\n" + render_references(references, candidates)
+    return [{"role": "user", "content": text}]
+
+
+def render_references(references: Sequence[Reference], candidates: Sequence[EntitySighting]) -> str:
+    """The references to link and the candidates, one line each, the most recently mentioned first."""
+    names = {c.entity_id: c.name for c in candidates}
+    seen: dict[str, list[str]] = {}
+    for c in candidates:
+        notes = seen.setdefault(c.entity_id, [c.entity_type])
+        if c.relation is not None and c.related_entity_id is not None:
+            notes.append(f"the {c.relation} of {names.get(c.related_entity_id, c.related_entity_id)}")
+        elif c.event_id is not None and f"mentioned in [{c.event_id}]" not in notes and len(notes) < 3:
+            notes.append(f"mentioned in [{c.event_id}]")
+    refs = [f'- {r.reference_id}: "{r.text}" ({r.kind}) in [{r.event_id}]' for r in references]
+    cands = [f"- {entity_id}: {names[entity_id]} ({'; '.join(notes)})" for entity_id, notes in seen.items()]
+    return ("References to link:\n" + "\n".join(refs) + "\n\nCandidate entities:\n" +
+            ("\n".join(cands) if cands else "- (none)"))

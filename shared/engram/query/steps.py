@@ -17,8 +17,8 @@ from engram.model.queries import Answer, ContextItem, NeedsMoreInfo, TraceStep, 
 from engram.ports import Usage
 from engram.query import budget, capabilities
 from engram.query.context import QueryContext
-from engram.retrieval.conversation import conversation_context, format_line
-from engram.retrieval.search import query_entities, search
+from engram.retrieval.conversation import conversation_context
+from engram.retrieval.search import search
 from engram.service import Clients
 
 
@@ -80,10 +80,11 @@ def init(clients: Clients, state: LoopState) -> LoopState:
     query.status = "processing"
     with _traced(query, 0, "init") as record:
         context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question)
-        hits = search(clients, query.world_id, query.question, user_id=query.user_id, limit=10, now=now).hits
+        found = search(clients, query.world_id, query.question, user_id=query.user_id, limit=10, now=now)
+        hits = found.hits
         context.merge([ContextItem(kind=h.kind, id=h.doc_id, text=h.text, score=h.score, entity_ids=h.entity_ids,
                                    occurred_at=h.occurred_at) for h in hits])
-        entity_ids = list(dict.fromkeys(query_entities(clients, query.world_id, query.question, query.user_id)
+        entity_ids = list(dict.fromkeys([e.entity_id for e in found.entities]
                                         + [e for h in hits for e in h.entity_ids]))[: query.config.max_initial_entities]
         entities = clients.store.get_entities(query.world_id, entity_ids)
         context.merge([capabilities.entity_item(e) for e in entities])
@@ -93,10 +94,10 @@ def init(clients: Clients, state: LoopState) -> LoopState:
             for entity_id in entity_ids[:3]:
                 request = capabilities.Relationships(capability="get_relationships", entity_id=entity_id, depth=1)
                 context.merge(capabilities.execute(clients, query.world_id, query.user_id, request))
-        events = conversation_context(clients, query.world_id, query.user_id, query.conversation_id,
-                                      query.question, now)
-        context.conversation = [format_line(e, now) for e in events]
-        context.conversation_ids = sorted({e.conversation_id for e in events})
+        conversation = conversation_context(clients, query.world_id, query.user_id, query.conversation_id,
+                                            query.question, now)
+        context.conversation = conversation.lines(query.user_id, now)
+        context.conversation_ids = sorted({e.conversation_id for e in conversation.events})
         clients.store.save_context(context)
         stats = context.stats()
         record["outcome"] = "context_built"

@@ -1,29 +1,53 @@
-"""Query classification: how a question reads decides how much each brain counts."""
+"""Query classification: how a query reads decides how much each brain counts (L-gent's rules).
+
+Five intents, checked in this order: an exact name (the query is a name and little else), a
+relationship (how entities relate), a type query (things of a kind), temporal (when, how long, dates),
+and otherwise semantic. The brain weights of each intent are heuristics (`fusion_weights`).
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Literal
 
-QueryClass = Literal["temporal", "entity", "exploratory", "factual"]
-_TEMPORAL = re.compile(r"\b(when|what time|what date|how long|before|after|last|recent|yesterday|ago|year|month|"
-                       r"week|date)\b", re.I)
-_EXPLORATORY = re.compile(r"\b(why|how|tell me about|describe|explain|what do you know|summar)", re.I)
-_PROPER = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
+from engram.rules.text import STOPWORDS
 
-WEIGHTS: dict[str, dict[str, float]] = {
-    "temporal": {"keyword": 1.0, "semantic": 0.8, "graph": 0.5},
-    "entity": {"keyword": 1.0, "semantic": 0.8, "graph": 1.2},
-    "exploratory": {"keyword": 0.8, "semantic": 1.2, "graph": 0.8},
-    "factual": {"keyword": 1.0, "semantic": 1.0, "graph": 0.8},
-}
+QueryClass = Literal["exact_name", "relationship", "type", "temporal", "semantic"]
+QUERY_CLASSES: tuple[QueryClass, ...] = ("exact_name", "relationship", "type", "temporal", "semantic")
+
+_RELATION_WORDS = (r"friend|friends|boss|manager|wife|husband|partner|sister|brother|mother|father|mom|dad|son|"
+                   r"daughter|colleague|colleagues|client|customer|neighbou?r|cousin|aunt|uncle|girlfriend|boyfriend|"
+                   r"parents?|kids?|children|family|team|coworkers?|mentor")
+_RELATIONSHIP = re.compile(
+    r"\b(relat(?:ed|ion|ionship|ionships)|connect(?:ed|ion|ions)|know each other|linked|in common|"
+    r"between .+ and|works? (?:with|for)|married|dating)\b"
+    rf"|\b(?:who|whom) (?:is|are|was|were) \w+(?:'s|s') (?:{_RELATION_WORDS})\b"
+    rf"|\b\w+(?:'s|s') (?:{_RELATION_WORDS})\b", re.I)
+_TYPE = re.compile(
+    r"^\s*(?:list|show|name|find)\b(?: me)?(?: all| every)?"
+    r"|\b(?:which|what) (?:kinds? of |types? of |sorts? of )?(?:people|persons|places|cities|countries|companies|"
+    r"organi[sz]ations|projects|products|teams|events|books|movies|pets|tools|things)\b"
+    r"|\ball (?:the )?(?:people|places|companies|organi[sz]ations|projects|products)\b", re.I)
+_TEMPORAL = re.compile(
+    r"\b(when|what time|what date|which (?:day|date|month|year|week)|how long|how often|since when|until|"
+    r"before|after|during|ago|yesterday|today|tomorrow|last (?:week|month|year|night|time)|next (?:week|month|year)|"
+    r"recently|latest|first time|january|february|march|april|june|july|august|september|october|november|"
+    r"december|(?:19|20)\d\d)\b", re.I)
+_WORD = re.compile(r"[\w'-]+")
+_NAME_SPAN = re.compile(r"^\s*\"?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\"?\s*\??\s*$")
 
 
 def classify_query(query: str) -> QueryClass:
-    if _TEMPORAL.search(query):
+    """The query's intent, by rules (no model call)."""
+    stripped = query.strip()
+    words = [w for w in _WORD.findall(stripped) if w.lower() not in STOPWORDS]
+    if stripped and (_NAME_SPAN.match(stripped) or (stripped.startswith('"') and stripped.endswith('"')
+                                                     and len(words) <= 4)):
+        return "exact_name"
+    if _RELATIONSHIP.search(stripped):
+        return "relationship"
+    if _TYPE.search(stripped):
+        return "type"
+    if _TEMPORAL.search(stripped):
         return "temporal"
-    if _EXPLORATORY.search(query):
-        return "exploratory"
-    if _PROPER.search(query):
-        return "entity"
-    return "factual"
+    return "semantic"

@@ -1,34 +1,83 @@
-"""Conversation context (Komputa rules): the last exchanges of the conversation, the user's past
-events most similar to the question, and the most important ones; deduplicated, chronological,
-at most `context_max_items` lines of "[relative time] Role: content"."""
+"""Conversation context, exactly as Komputa's rules say: the last 5 exchanges of the conversation (10
+items), then the user's 3 past events most similar to the input not already chosen, then their 5 most
+important not already chosen; at most 8 in all (taken in that order of priority, the latest exchanges
+first), shown in the order they happened:
+
+    Here's some relevant context from our previous conversations:
+    - You said (3 hours ago): ...
+    - I responded (3 hours ago): ...
+
+    Current user input: ...
+
+When the input needs current information (the web-search trigger rules) and a web search is enabled,
+its results come first. Another participant of a shared conversation is named ("- Sam said (...)")."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from engram.model.events import StoredEvent
+from engram.model.web import WebResult
+from engram.retrieval.embedding_cache import query_vector
 from engram.rules.timefmt import relative_time
+from engram.rules.web_trigger import needs_web_search
 from engram.service import Clients
+
+HEADER = "Here's some relevant context from our previous conversations:"
+WEB_HEADER = "Current information from the web:"
+INPUT = "Current user input: {input}"
+
+
+@dataclass(frozen=True)
+class ConversationContext:
+    events: list[StoredEvent]  # chosen, oldest first
+    web: list[WebResult] = field(default_factory=list)
+
+    def lines(self, user_id: str, now: datetime) -> list[str]:
+        """The context lines: web results first, then one line per event."""
+        web = [WEB_HEADER, *(f"- {r.title}: {r.snippet}" + (f" ({r.url})" if r.url else "") for r in self.web)]
+        events = [HEADER, *(format_line(e, user_id, now) for e in self.events)]
+        return ([*web, ""] if self.web else []) + (events if self.events else [])
+
+    def render(self, user_id: str, user_input: str, now: datetime) -> str:
+        """The whole block as the model reads it, ending with the current input."""
+        lines = self.lines(user_id, now)
+        return "\n".join([*lines, "", INPUT.format(input=user_input)] if lines else [INPUT.format(input=user_input)])
+
+
+def format_line(event: StoredEvent, user_id: str, now: datetime) -> str:
+    """`- You said (3 hours ago): ...` for the user, `- I responded (...)` for the assistant."""
+    when = relative_time(event.occurred_at, now)
+    if event.role == "assistant":
+        who = "I responded"
+    elif event.role == "user" and event.user_id == user_id:
+        who = "You said"
+    elif event.role == "user":
+        who = f"{event.metadata.get('speaker') or event.user_id} said"
+    else:
+        who = f"{event.role.capitalize()} noted"
+    return f"- {who} ({when}): {event.content}"
 
 
 def conversation_context(clients: Clients, world_id: str, user_id: str, conversation_id: str | None,
-                         question: str, now: datetime) -> list[StoredEvent]:
+                         user_input: str, now: datetime) -> ConversationContext:
+    """The events the rules choose for this input (and web results when they are called for)."""
     h = clients.heuristics_for(world_id)
-    picked: dict[str, StoredEvent] = {}
+    recent: list[StoredEvent] = []
     if conversation_id:
-        for e in clients.store.conversation_events(world_id, conversation_id, h.context_recent_exchanges * 2):
-            picked.setdefault(e.event_id, e)
-    [vector] = clients.embedder.embed([question])
+        recent = clients.store.conversation_events(world_id, conversation_id, h.context_recent_exchanges * 2)
+    chosen: dict[str, StoredEvent] = {e.event_id: e for e in reversed(recent)}  # the latest exchange first
+    vector = query_vector(clients.embedder, user_input, h.query_embedding_cache)
     similar = clients.store.semantic_search(world_id, vector, user_id=user_id, kinds=("event",),
-                                            limit=h.context_semantic, min_similarity=h.semantic_min_similarity)
-    for e in clients.store.get_events(world_id, [s.doc_id for s in similar]):
-        picked.setdefault(e.event_id, e)
-    for e in clients.store.important_events(world_id, user_id, h.context_important):
-        picked.setdefault(e.event_id, e)
-    # Keep the most recent when over the cap, then show them in order.
-    chosen = sorted(picked.values(), key=lambda e: e.occurred_at)[-h.context_max_items:]
-    return chosen
-
-
-def format_line(event: StoredEvent, now: datetime) -> str:
-    return f"[{relative_time(event.occurred_at, now)}] {event.role.capitalize()}: {event.content}"
+                                            limit=h.context_semantic + len(chosen),
+                                            min_similarity=h.semantic_min_similarity)
+    new = [s.doc_id for s in similar if s.doc_id not in chosen][: h.context_semantic]
+    chosen.update({e.event_id: e for e in clients.store.get_events(world_id, new)})
+    important = clients.store.important_events(world_id, user_id, h.context_important + len(chosen))
+    chosen.update({e.event_id: e for e in [e for e in important if e.event_id not in chosen][: h.context_important]})
+    kept = list(chosen.values())[: h.context_max_items]
+    web: list[WebResult] = []
+    if clients.web is not None and needs_web_search(user_input, h.web_search_keywords, h.web_search_temporal_words):
+        web = clients.web.search(user_input, h.web_search_max_results)
+    return ConversationContext(events=sorted(kept, key=lambda e: (e.occurred_at, e.event_id)), web=web)

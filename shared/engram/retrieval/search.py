@@ -1,103 +1,201 @@
-"""Fused search: keyword (BM25), semantic (pgvector) and graph (entities named in the query, their
-facts and neighbours) ranked together by weighted RRF, then re-ranked by multi-signal relevance."""
+"""Fused search: the keyword brain (BM25 with query syntax), the semantic brain (pgvector) and the graph
+brain (what the question's entities lead to) run in parallel; their candidates, with the turns around
+the best of them, are fused into one ranking (see `fusion`), explained hit by hit, with serendipity:
+related entities the ranking left out."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
+from typing import TypeVar
 
+from engram.config import Heuristics
 from engram.model.common import utcnow
-from engram.model.search import DocKind, IndexDocument, SearchHit, SearchResponse
-from engram.retrieval.classify import WEIGHTS, classify_query
-from engram.rules.mentions import detect_mentions
-from engram.rules.relevance import jaccard, recency, rrf
+from engram.model.search import (
+    BrainReport,
+    DocKind,
+    IndexDocument,
+    KeywordHit,
+    QueryEntity,
+    SearchHit,
+    SearchResponse,
+    SemanticHit,
+    Suggestion,
+)
+from engram.retrieval.classify import QueryClass, classify_query
+from engram.retrieval.embedding_cache import query_vector
+from engram.retrieval.entities import question_entities
+from engram.retrieval.fusion import Key, Scored, fuse, key
+from engram.retrieval.graph import entity_weights, graph_brain
+from engram.rules.keyword_query import has_syntax, keyword_terms
+from engram.rules.relevance import rrf
+from engram.rules.text import STOPWORDS
 from engram.service import Clients
 
 SEARCHABLE: tuple[DocKind, ...] = ("event", "episodic", "semantic", "summary", "procedural", "entity")
-_CANDIDATES = 3  # each brain returns this many times the requested limit before fusion
+_BRAINS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram-brain")
+T = TypeVar("T")
+
+
+def keyword_query(query: str) -> str:
+    """The keyword brain's query: the user's own when it uses the syntax; else the words that carry
+    meaning, any of which may match (a question's "what did ... ?" would only add noise). Empty when no
+    word carries meaning: the keyword brain then sits the query out."""
+    if has_syntax(query):
+        return query
+    return " ".join(keyword_terms(query, STOPWORDS))
 
 
 def query_entities(clients: Clients, world_id: str, query: str, user_id: str | None) -> list[str]:
-    """Entity ids named in a query: exact names and known aliases of its proper-noun spans."""
-    found: dict[str, None] = {}
-    for mention in detect_mentions("query", query):
-        if mention.kind != "name":
-            continue
-        entity = clients.store.find_entity_by_name(world_id, mention.text)
-        if entity is not None:
-            found[entity.entity_id] = None
-            continue
-        for alias in clients.store.find_alias(world_id, mention.text, user_id)[:1]:
-            found[alias.entity_id] = None
-    return list(found)
+    """Ids of the entities a query names (read-only resolution)."""
+    h = clients.heuristics_for(world_id)
+    return [e.entity_id for e in question_entities(clients, world_id, query, user_id, h)]
 
 
 def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, limit: int = 10,
            kinds: Sequence[DocKind] | None = None, now: datetime | None = None) -> SearchResponse:
+    """The best `limit` documents of the world (the user's own and shared ones when `user_id` is given)."""
     started = time.perf_counter()
     now = now or utcnow()
     h = clients.heuristics_for(world_id)
     kinds = tuple(kinds or SEARCHABLE)
-    depth = limit * _CANDIDATES
-    query_class = classify_query(query)
+    intent = classify_query(query)
+    weights = h.fusion_weights.get(intent, h.fusion_weights["semantic"])
+    depth = max(h.search_candidates, limit)
+    lexical_query = keyword_query(query)
+    timings: dict[str, float] = {}
 
-    keyword = clients.index.search(world_id, query, user_id=user_id, kinds=kinds, limit=depth)
-    [vector] = clients.embedder.embed([query])
-    semantic = clients.store.semantic_search(world_id, vector, user_id=user_id, kinds=kinds, limit=depth,
-                                             min_similarity=h.semantic_min_similarity)
-    entity_ids = query_entities(clients, world_id, query, user_id)
-    graph: list[tuple[DocKind, str]] = [("entity", e) for e in entity_ids if "entity" in kinds]
-    if entity_ids and "semantic" in kinds:
-        graph += [("semantic", f.memory_id) for f in clients.store.facts_about(world_id, entity_ids, depth)
-                  if user_id is None or f.user_id == user_id]
+    keyword_f = _timed(timings, "keyword", lambda: clients.index.search(
+        world_id, lexical_query, user_id=user_id, kinds=kinds, limit=depth) if lexical_query else [])
+    entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
+    vector = query_vector(clients.embedder, query, h.query_embedding_cache)
+    semantic_f = _timed(timings, "semantic", lambda: clients.store.semantic_search(
+        world_id, vector, user_id=user_id, kinds=kinds, limit=depth, min_similarity=h.semantic_min_similarity,
+        context_weight=h.search_context_weight))
+    entities = entities_f.result()
 
-    key = lambda kind, doc_id: f"{kind}:{doc_id}"  # noqa: E731 - the fused identity of a document
-    rankings = {
-        "keyword": [key(k.kind, k.doc_id) for k in keyword],
-        "semantic": [key(s.kind, s.doc_id) for s in semantic],
-        "graph": [key(kind, doc_id) for kind, doc_id in graph],
-    }
-    fused = rrf(rankings, WEIGHTS[query_class], h.rrf_k)
+    def walk() -> tuple[dict[str, float], list[SemanticHit]]:
+        reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h)
+        return reached, graph_brain(clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h)
+
+    graph_f = _timed(timings, "graph", walk)
+    keyword: list[KeywordHit] = keyword_f.result()
+    semantic: list[SemanticHit] = semantic_f.result()
+    reached, graph = graph_f.result()
+
+    rankings = {"keyword": [key(k.kind, k.doc_id) for k in keyword],
+                "semantic": [key(s.kind, s.doc_id) for s in semantic],
+                "graph": [key(g.kind, g.doc_id) for g in graph]}
+    candidates = list(dict.fromkeys(k for ranked in rankings.values() for k in ranked))
+    neighbours = _neighbours(clients, world_id, rankings, weights, h)
+    pool = list(dict.fromkeys([*candidates, *(n for near in neighbours.values() for n in near)]))
     similarity = {key(s.kind, s.doc_id): s.score for s in semantic}
+    missing = [_ref(k) for k in pool if k not in similarity]
+    similarity.update({key(kind, doc_id): sim for (kind, doc_id), sim in clients.store.similarities(
+        world_id, missing, vector, context_weight=h.search_context_weight).items()})
+    docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, [_ref(k) for k in pool])
+            if user_id is None or d.user_id in (None, user_id)}
+
+    query_entity_ids = [e.entity_id for e in entities]
+    scored = fuse(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs,
+                  neighbours, query_entity_ids, now, h, speakers=[e.user_id for e in entities if e.user_id])
+    order = sorted(scored, key=lambda k: scored[k].score, reverse=True)[:limit]
     highlights = {key(k.kind, k.doc_id): k.highlights for k in keyword}
-    refs = [(k.split(":", 1)[0], k.split(":", 1)[1]) for k in sorted(fused, key=fused.get, reverse=True)]  # type: ignore[arg-type]
-    docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, refs[:depth])}  # type: ignore[arg-type]
-
-    top_rrf = max(fused.values(), default=1.0)
-    hits = []
-    for doc_key, doc in docs.items():
-        if user_id is not None and doc.user_id not in (None, user_id):
-            continue
-        signal = _relevance(doc, similarity.get(doc_key, 0.0), entity_ids, now, h)
-        score = 0.5 * fused[doc_key] / top_rrf + 0.5 * signal
-        ranks = {brain: ids.index(doc_key) + 1 for brain, ids in rankings.items() if doc_key in ids}
-        hits.append(SearchHit(
-            doc_id=doc.doc_id, kind=doc.kind, text=doc.text, score=round(score, 4), ranks=ranks,
-            highlights=highlights.get(doc_key, []), entity_ids=doc.entity_ids, user_id=doc.user_id,
-            conversation_id=doc.conversation_id, occurred_at=doc.occurred_at,
-            explanation=_explain(ranks, similarity.get(doc_key)),
-        ))
-    hits.sort(key=lambda hit: hit.score, reverse=True)
-    interpretation = (f"{query_class} query; brains weighted " +
-                      ", ".join(f"{b} {w}" for b, w in WEIGHTS[query_class].items()) +
-                      (f"; entities: {', '.join(entity_ids)}" if entity_ids else ""))
-    return SearchResponse(query=query, interpretation=interpretation, hits=hits[:limit],
-                          search_time_ms=round((time.perf_counter() - started) * 1000, 2))
+    names = {e.entity_id: e.name for e in entities}
+    hits = [_hit(docs[k], scored[k], rankings, highlights.get(k, []), similarity.get(k), names, neighbours, scored)
+            for k in order]
+    return SearchResponse(
+        query=query, interpretation=_interpretation(intent, weights, entities, lexical_query), hits=hits,
+        search_time_ms=round((time.perf_counter() - started) * 1000, 2), query_class=intent, weights=weights,
+        keyword_query=lexical_query, entities=entities, total_matches=len(scored),
+        brains={"keyword": BrainReport(candidates=len(keyword), elapsed_ms=timings.get("keyword", 0.0)),
+                "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
+                "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
+        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h),
+    )
 
 
-def _relevance(doc: IndexDocument, similarity: float, query_entities: list[str], now: datetime, h) -> float:  # type: ignore[no-untyped-def]
-    """The multi-signal score: semantic, entity overlap, recency, importance (facts: their confidence)."""
-    half_life = h.recency_half_life_days if doc.kind == "event" else h.recency_half_life_long_days
-    return (h.weight_semantic * max(0.0, similarity)
-            + h.weight_entity * jaccard(doc.entity_ids, query_entities)
-            + h.weight_recency * recency(doc.occurred_at, now, half_life)
-            + h.weight_importance * doc.importance
-            + h.weight_reinforcement * (doc.importance if doc.kind == "semantic" else 0.0))
+def _timed(timings: dict[str, float], name: str, work: Callable[[], T]) -> Future[T]:
+    def run() -> T:
+        started = time.perf_counter()
+        try:
+            return work()
+        finally:
+            timings[name] = round((time.perf_counter() - started) * 1000, 2)
+    return _BRAINS.submit(run)
 
 
-def _explain(ranks: dict[str, int], similarity: float | None) -> str:
-    parts = [f"{brain} #{rank}" for brain, rank in ranks.items()]
+def _ref(k: Key) -> tuple[DocKind, str]:
+    kind, doc_id = k.split(":", 1)
+    return kind, doc_id  # type: ignore[return-value]
+
+
+def _neighbours(clients: Clients, world_id: str, rankings: dict[str, list[Key]], weights: dict[str, float],
+                h: Heuristics) -> dict[Key, list[Key]]:
+    """The turns before and after the best fused events: a reply is read with what it answers."""
+    if h.search_expand_top <= 0 or (h.search_neighbour_weight <= 0 and h.search_session_weight <= 0):
+        return {}
+    fused = rrf(rankings, weights, h.rrf_k)
+    best = [k for k in sorted(fused, key=lambda k: fused[k], reverse=True) if k.startswith("event:")]
+    adjacent = clients.store.adjacent_events(world_id, [_ref(k)[1] for k in best[: h.search_expand_top]])
+    return {key("event", e): [key("event", n) for n in near] for e, near in adjacent.items()}
+
+
+def _hit(doc: IndexDocument, scored: Scored, rankings: dict[str, list[Key]], highlights: list[str],
+         similarity: float | None, names: dict[str, str], neighbours: dict[Key, list[Key]],
+         all_scored: dict[Key, Scored]) -> SearchHit:
+    k = key(doc.kind, doc.doc_id)
+    ranks = {brain: ids.index(k) + 1 for brain, ids in rankings.items() if k in ids}
+    return SearchHit(
+        doc_id=doc.doc_id, kind=doc.kind, text=doc.text, score=round(scored.score, 4), ranks=ranks,
+        highlights=highlights, entity_ids=doc.entity_ids, user_id=doc.user_id, conversation_id=doc.conversation_id,
+        occurred_at=doc.occurred_at, event_ids=doc.event_ids,
+        explanation=_explain(ranks, similarity, [names[e] for e in doc.entity_ids if e in names], scored,
+                             [n for n in neighbours.get(k, []) if n in all_scored], all_scored),
+    )
+
+
+def _explain(ranks: dict[str, int], similarity: float | None, about: list[str], scored: Scored,
+             near: list[Key], all_scored: dict[Key, Scored]) -> str:
+    """One line: which brains found it and where, how similar, whom it is about, what lifted it."""
+    found = [f"{brain} #{rank}" for brain, rank in ranks.items()]
+    line = ("found by " + ", ".join(found)) if found else "next to a match"
     if similarity is not None:
-        parts.append(f"cosine {similarity:.2f}")
-    return "matched by " + ", ".join(parts)
+        line += f"; cosine {similarity:.2f}"
+    if about:
+        line += f"; about {', '.join(about)}"
+    lifted = scored.score - scored.base
+    if near and lifted > 0:
+        best = max(near, key=lambda n: all_scored[n].base)
+        line += f"; lifted by its context ({_ref(best)[1]})"
+    return line
+
+
+def _interpretation(intent: QueryClass, weights: dict[str, float], entities: list[QueryEntity],
+                    lexical_query: str) -> str:
+    line = f"{intent.replace('_', ' ')} query; brains weighted " + ", ".join(f"{b} {w}" for b, w in weights.items())
+    if entities:
+        line += "; entities: " + ", ".join(f"{e.name} ({e.method})" for e in entities)
+    return line + f"; keywords: {lexical_query}" if lexical_query else line
+
+
+def _serendipity(clients: Clients, world_id: str, reached: dict[str, float], query_entities: list[str],
+                 hits: list[SearchHit], h: Heuristics) -> list[Suggestion]:
+    """Entities near the question's (or else the top hits') that no hit shows: worth a look, not ranked."""
+    if h.serendipity_limit <= 0:
+        return []
+    shown = {e for hit in hits for e in hit.entity_ids} | {hit.doc_id for hit in hits if hit.kind == "entity"}
+    reason = "related to the entities the query names"
+    if not reached:
+        seeds = list(dict.fromkeys(e for hit in hits[:3] for e in hit.entity_ids))[:5]
+        reached = {e: h.graph_hop_decay ** hops
+                   for e, hops in clients.store.connected_entities(world_id, seeds, 1, h.graph_max_entities)}
+        reason = "related to the top results"
+    candidates = [e for e in sorted(reached, key=lambda e: reached[e], reverse=True)
+                  if e not in shown and e not in query_entities][: h.serendipity_limit]
+    if not candidates:
+        return []
+    by_id = {e.entity_id: e for e in clients.store.get_entities(world_id, candidates)}
+    return [Suggestion(entity_id=e, name=by_id[e].name, reason=reason) for e in candidates if e in by_id]

@@ -26,3 +26,24 @@ def negations_as_minus(query: str) -> str:
 def plain_terms(query: str) -> str:
     """The query's words with every operator and special character removed: the safe fallback."""
     return " ".join(_SYNTAX.sub(" ", query).split())
+
+
+_OPERATOR = re.compile(r"\"|\b(AND|OR|NOT)\b|(?<!\w)[-+](?=\w)|\w\*|\b(" + "|".join(QUERY_FIELDS) + r"):")
+_NATURAL_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+
+
+def has_syntax(query: str) -> bool:
+    """Whether the query uses the syntax (a phrase, an operator, a field, a prefix, a required or excluded
+    term) rather than being plain words, such as a question."""
+    return bool(_OPERATOR.search(query))
+
+
+def keyword_terms(query: str, stopwords: frozenset[str]) -> list[str]:
+    """The words of a plain-language query worth matching: lowercased, possessives dropped ("Dana's" ->
+    "dana"), stopwords and single letters removed, each once, in order."""
+    terms: dict[str, None] = {}
+    for word in _NATURAL_WORD.findall(query):
+        word = re.sub(r"['’]s$", "", word.lower())
+        if len(word) > 1 and word not in stopwords and "'" not in word and "’" not in word:
+            terms[word] = None
+    return list(terms)

@@ -28,3 +28,44 @@ def recency(occurred_at: datetime | None, now: datetime, half_life_days: float) 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     sa, sb = set(a), set(b)
     return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+
+
+def effective_confidence(confidence: float, validated_at: datetime | None, now: datetime, half_life_days: float,
+                         cap: float) -> float:
+    """Stored confidence after passive decay since it was last validated, capped at `cap`."""
+    decayed = confidence * recency(validated_at, now, half_life_days) if validated_at is not None else confidence
+    return min(cap, max(0.0, decayed))
+
+
+def standardized(values: Mapping[str, float]) -> dict[str, float]:
+    """Each value as standard deviations from the mean (z-scores), so that brains with unlike scales can
+    be added. All values equal: zeros."""
+    if not values:
+        return {}
+    xs = list(values.values())
+    mean = sum(xs) / len(xs)
+    std = math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))
+    if std == 0.0:
+        return dict.fromkeys(values, 0.0)
+    return {doc: (x - mean) / std for doc, x in values.items()}
+
+
+def propagate(scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str]], groups: Mapping[str, str],
+              neighbour_weight: float, group_weight: float) -> dict[str, float]:
+    """Context propagation: each document gains `neighbour_weight` times its best neighbour's score (the
+    turn before or after it) and `group_weight` times the best score in its group (its conversation), both
+    measured above the lowest score so that nothing gains from an empty neighbourhood."""
+    if not scores:
+        return {}
+    floor = min(scores.values())
+    best_in_group: dict[str, float] = {}
+    for doc, group in groups.items():
+        if doc in scores:
+            best_in_group[group] = max(best_in_group.get(group, floor), scores[doc])
+    out = {}
+    for doc, score in scores.items():
+        near = max((scores[n] for n in neighbours.get(doc, ()) if n in scores), default=floor)
+        in_group = groups.get(doc)
+        best = best_in_group.get(in_group, floor) if in_group is not None else floor
+        out[doc] = score + neighbour_weight * (near - floor) + group_weight * (best - floor)
+    return out

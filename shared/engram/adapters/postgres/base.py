@@ -27,9 +27,11 @@ class PostgresBase:
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
         self.url = url
+        # `check` replaces a connection the server closed while the process slept (Aurora closes idle
+        # sessions so that an idle cluster can pause) instead of lending it out broken.
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False, configure=self._configure,
-            kwargs={"autocommit": False, "prepare_threshold": None},
+            kwargs={"autocommit": False, "prepare_threshold": None}, check=ConnectionPool.check_connection,
         )
         try:
             self.pool.open(wait=True, timeout=30)

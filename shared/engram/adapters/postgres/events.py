@@ -91,10 +91,13 @@ class EventRepo(PostgresBase):
             )
             return [(r["world_id"], r["event_id"]) for r in cur.fetchall()]
 
-    def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
+    def set_event_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]],
+                             context_embeddings: dict[str, Sequence[float]] | None = None) -> None:
+        context = context_embeddings or {}
         with self.tx(world_id) as cur:
-            cur.executemany("UPDATE chat_events SET embedding = %s WHERE world_id = %s AND event_id = %s",
-                            [(to_vector(v), world_id, k) for k, v in embeddings.items()])
+            cur.executemany("UPDATE chat_events SET embedding = %s, context_embedding = %s "
+                            "WHERE world_id = %s AND event_id = %s",
+                            [(to_vector(v), to_vector(context.get(k)), world_id, k) for k, v in embeddings.items()])
 
     def conversation_events(self, world_id: str, conversation_id: str, limit: int,
                             before: datetime | None = None) -> list[StoredEvent]:

@@ -1,0 +1,163 @@
+"""PostgreSQL repository: what the search reads at query time. The semantic brain (pgvector HNSW, one
+ORDER BY ... LIMIT per table so the index serves it, iterative scan so filters keep full result sets),
+similarity of any candidate to the query, the turns around an event, the documents the graph brain
+reaches from the question's entities, and find-similar. Every statement filters on world_id."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from engram.adapters.postgres.base import PostgresBase, to_vector
+from engram.model.search import DocKind, SemanticHit
+
+# kind -> (table, id column, extra filter)
+_VECTOR_TABLES: dict[str, tuple[str, str, str]] = {
+    "event": ("chat_events", "event_id", "TRUE"),
+    "episodic": ("episodic_memories", "memory_id", "status = 'active'"),
+    "semantic": ("semantic_memories", "memory_id", "status = 'active'"),
+    "summary": ("memory_summaries", "summary_id", "TRUE"),
+    "procedural": ("procedural_memories", "memory_id", "status = 'active'"),
+    "entity": ("canonical_entities", "entity_id", "TRUE"),
+}
+_NO_USER = ("entity",)  # world-level documents: no user filter applies
+
+
+def _similarity(kind: str, context_weight: float) -> str:
+    """Cosine similarity to %(q)s; an event blends its own vector with its in-context one."""
+    if kind == "event" and context_weight > 0:
+        return ("((1 - %(cw)s) * (1 - (embedding <=> %(q)s)) + %(cw)s * "
+                "(1 - (coalesce(context_embedding, embedding) <=> %(q)s)))")
+    return "(1 - (embedding <=> %(q)s))"
+
+
+def _user_filter(kind: str, user_id: str | None, alias: str = "") -> str:
+    if user_id is None or kind in _NO_USER:
+        return "TRUE"
+    return f"({alias}user_id = %(u)s OR {alias}user_id IS NULL)"
+
+
+class RetrievalRepo(PostgresBase):
+    def semantic_search(self, world_id: str, embedding: Sequence[float], *, user_id: str | None,
+                        kinds: Sequence[DocKind], limit: int, min_similarity: float,
+                        context_weight: float = 0.0) -> list[SemanticHit]:
+        """The nearest rows of each kind by cosine similarity, best first, within the world (and the user's
+        own and shared rows). Events are reached through both their vectors; each scores the blend."""
+        params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "cw": context_weight}
+        hits: dict[tuple[str, str], float] = {}
+        with self.tx(world_id) as cur:
+            for kind in kinds:
+                table, id_col, extra = _VECTOR_TABLES[kind]
+                columns = ["embedding", "context_embedding"] if kind == "event" and context_weight > 0 else ["embedding"]
+                for column in columns:
+                    cur.execute(
+                        f"SELECT {id_col} AS id, {_similarity(kind, context_weight)} AS sim FROM {table} "
+                        f"WHERE world_id = %(w)s AND {column} IS NOT NULL AND {extra} AND {_user_filter(kind, user_id)} "
+                        f"ORDER BY {column} <=> %(q)s LIMIT %(k)s", params)
+                    for r in cur.fetchall():
+                        if float(r["sim"]) >= min_similarity:
+                            hits[(kind, r["id"])] = float(r["sim"])
+        ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
+        return [SemanticHit(doc_id=doc_id, kind=kind, score=sim) for (kind, doc_id), sim in ranked]  # type: ignore[arg-type]
+
+    def similarities(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
+                     context_weight: float = 0.0) -> dict[tuple[str, str], float]:
+        """Cosine similarity of each given row to the query vector (rows without a vector are left out)."""
+        wanted: dict[str, list[str]] = defaultdict(list)
+        for kind, doc_id in refs:
+            wanted[kind].append(doc_id)
+        out: dict[tuple[str, str], float] = {}
+        with self.tx(world_id) as cur:
+            for wanted_kind, ids in wanted.items():
+                table, id_col, _extra = _VECTOR_TABLES[wanted_kind]
+                cur.execute(f"SELECT {id_col} AS id, {_similarity(wanted_kind, context_weight)} AS sim FROM {table} "
+                            f"WHERE world_id = %(w)s AND {id_col} = ANY(%(ids)s) AND embedding IS NOT NULL",
+                            {"q": to_vector(embedding), "w": world_id, "ids": ids, "cw": context_weight})
+                out.update({(wanted_kind, r["id"]): float(r["sim"]) for r in cur.fetchall()})
+        return out
+
+    def adjacent_events(self, world_id: str, event_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
+        """For each event, the `span` events before and after it in its conversation, nearest first."""
+        if not event_ids:
+            return {}
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "SELECT c.event_id AS id, n.event_id AS near FROM chat_events c CROSS JOIN LATERAL ("
+                " (SELECT p.event_id, 0 AS side, p.occurred_at FROM chat_events p WHERE p.world_id = c.world_id "
+                "   AND p.conversation_id = c.conversation_id AND (p.occurred_at, p.event_id) < (c.occurred_at, c.event_id) "
+                "   ORDER BY p.occurred_at DESC, p.event_id DESC LIMIT %(s)s) "
+                " UNION ALL "
+                " (SELECT p.event_id, 1, p.occurred_at FROM chat_events p WHERE p.world_id = c.world_id "
+                "   AND p.conversation_id = c.conversation_id AND (p.occurred_at, p.event_id) > (c.occurred_at, c.event_id) "
+                "   ORDER BY p.occurred_at, p.event_id LIMIT %(s)s)) n "
+                "WHERE c.world_id = %(w)s AND c.event_id = ANY(%(ids)s) "
+                "ORDER BY c.event_id, abs(extract(epoch FROM n.occurred_at - c.occurred_at))",
+                {"w": world_id, "ids": list(event_ids), "s": span})
+            out: dict[str, list[str]] = defaultdict(list)
+            for r in cur.fetchall():
+                out[r["id"]].append(r["near"])
+        return dict(out)
+
+    def entity_documents(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
+                         user_id: str | None, kinds: Sequence[DocKind], limit: int,
+                         context_weight: float = 0.0) -> list[SemanticHit]:
+        """What the graph reaches from entities: the entities themselves, the facts they are subject or object
+        of, the events that name them or that they said (a user's entity), and the episodes they figure in;
+        each kind ranked by similarity to the query times its entity's weight (how near the question it is)."""
+        if not entity_weights:
+            return []
+        ids, weights = list(entity_weights), [entity_weights[e] for e in entity_weights]
+        params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "e": ids, "ew": weights,
+                  "cw": context_weight}
+        seeds = "SELECT * FROM unnest(%(e)s::text[], %(ew)s::float8[]) AS s(entity_id, weight)"
+        queries: dict[str, str] = {
+            "entity": (f"SELECT c.entity_id AS id, max(s.weight) * {_similarity('entity', 0)} AS score "
+                       f"FROM ({seeds}) s JOIN canonical_entities c ON c.world_id = %(w)s AND c.entity_id = s.entity_id "
+                       "WHERE c.embedding IS NOT NULL GROUP BY c.entity_id, c.embedding"),
+            "semantic": (f"SELECT m.memory_id AS id, max(s.weight) * {_similarity('semantic', 0)} AS score "
+                         f"FROM ({seeds}) s JOIN semantic_memories m ON m.world_id = %(w)s AND m.status = 'active' "
+                         "AND (m.subject_entity_id = s.entity_id OR m.object_entity_id = s.entity_id) "
+                         f"WHERE m.embedding IS NOT NULL AND {_user_filter('semantic', user_id, 'm.')} "
+                         "GROUP BY m.memory_id, m.embedding"),
+            "event": (f"SELECT ev.event_id AS id, max(t.weight) * {_similarity('event', context_weight)} AS score "
+                      f"FROM (SELECT m.event_id, s.weight FROM ({seeds}) s JOIN entity_mentions m "
+                      "ON m.world_id = %(w)s AND m.entity_id = s.entity_id "
+                      f" UNION ALL SELECT e.event_id, s.weight FROM ({seeds}) s JOIN canonical_entities c "
+                      "ON c.world_id = %(w)s AND c.entity_id = s.entity_id AND c.external_ref LIKE 'user:%%' "
+                      "JOIN chat_events e ON e.world_id = %(w)s AND e.user_id = substr(c.external_ref, 6)) t "
+                      "JOIN chat_events ev ON ev.world_id = %(w)s AND ev.event_id = t.event_id "
+                      f"WHERE ev.embedding IS NOT NULL AND {_user_filter('event', user_id, 'ev.')} "
+                      "GROUP BY ev.event_id, ev.embedding, ev.context_embedding"),
+            "episodic": (f"SELECT p.memory_id AS id, max(s.weight) * {_similarity('episodic', 0)} AS score "
+                         f"FROM ({seeds}) s JOIN episodic_memories p ON p.world_id = %(w)s AND p.status = 'active' "
+                         "AND p.entity_ids @> ARRAY[s.entity_id] "
+                         f"WHERE p.embedding IS NOT NULL AND {_user_filter('episodic', user_id, 'p.')} "
+                         "GROUP BY p.memory_id, p.embedding"),
+        }
+        hits: list[SemanticHit] = []
+        with self.tx(world_id) as cur:
+            for kind in kinds:
+                if kind not in queries:
+                    continue
+                cur.execute(f"{queries[kind]} ORDER BY score DESC LIMIT %(k)s", params)
+                hits += [SemanticHit(doc_id=r["id"], kind=kind, score=float(r["score"])) for r in cur.fetchall()]
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[:limit]
+
+    def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
+        with self.tx(world_id) as cur:
+            cur.executemany("UPDATE canonical_entities SET embedding = %s WHERE world_id = %s AND entity_id = %s",
+                            [(to_vector(v), world_id, k) for k, v in embeddings.items()])
+
+    def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
+                   min_similarity: float) -> list[SemanticHit]:
+        """Rows nearest to one row's vector (itself excluded), best first: find-similar for a memory or entity."""
+        table, id_col, _extra = _VECTOR_TABLES[kind]
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT embedding FROM {table} WHERE world_id = %s AND {id_col} = %s", (world_id, doc_id))
+            row = cur.fetchone()
+        if row is None or row["embedding"] is None:
+            return []
+        hits = self.semantic_search(world_id, row["embedding"].to_numpy(), user_id=None, kinds=kinds, limit=limit + 1,
+                                    min_similarity=min_similarity)
+        return [h for h in hits if (h.kind, h.doc_id) != (kind, doc_id)][:limit]

@@ -1,0 +1,1 @@
+"""Benchmarks run in process (`engram bench ...`): evaluation tooling, never part of the service."""

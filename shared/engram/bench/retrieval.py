@@ -1,0 +1,264 @@
+"""`engram bench retrieval`: engram's fused search on LoCoMo next to plain BM25 and plain dense retrieval
+computed in the same run.
+
+Each conversation is a world of its own; every turn is ingested through the real pipeline (ingest,
+resolve, extract, index, then consolidation) as an event: `event_id` its dia_id, `user_id` its speaker,
+`conversation_id` its session, `occurred_at` the session's date and time, the image caption appended to
+the content. Every question of categories 1 to 4 is searched over the whole world; the ranked hits are
+mapped to the events they come from (a fact or summary counts as its source events), deduplicated in
+order, and scored against the evidence turns: Recall@1/5/10/20 and NDCG@10, overall, per category, and
+on the tuning and held-out conversations separately.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.bench import metrics
+from engram.bench.baselines import BM25Baseline, DenseBaseline, reciprocal_rank_fusion
+from engram.bench.locomo import CATEGORIES, Conversation, ingest_conversation, load, world_of
+from engram.config import DEFAULT_HEURISTICS
+from engram.model.search import SearchHit
+from engram.service import Clients
+
+HELD_OUT = ("conv-42", "conv-43")  # never looked at while tuning: reported apart
+DEPTH = 20  # hits asked of every system per question (the deepest cutoff scored)
+SYSTEMS = ("engram", "bm25", "dense", "bm25+dense rrf")
+# Modules whose code decides what an ingested world holds: a cached world is reused only while they are unchanged.
+_INGEST_MODULES = ("ingest.py", "resolution.py", "extraction.py", "signals.py", "consolidation.py",
+                   "rules", "adapters/offline_llm.py", "adapters/embedders.py", "adapters/tantivy_index.py",
+                   "adapters/postgres", "migrations", "model", "bench/locomo.py")
+_QUERY_TIME_MODULES = ("adapters/postgres/retrieval.py", "adapters/postgres/graph.py")
+# Heuristics read only at query time: changing them never invalidates an ingested world.
+_QUERY_TIME = ("rrf_", "weight_", "recency_", "semantic_", "search_", "context_", "fusion_", "keyword_", "graph_",
+               "serendipity_", "query_", "web_", "max_info", "max_initial", "chars_per")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Outcome:
+    """What one run measured: the JSON document and the per-question rows behind it."""
+
+    document: dict[str, Any]
+    rows: dict[str, list[tuple[str, str, dict[str, float]]]] = field(default_factory=dict)
+
+
+def run(dataset: Path, out_dir: Path, *, cache_dir: Path | None = None, held_out: Sequence[str] = HELD_OUT,
+        embedder: str = "minilm", progress: Progress = print) -> Outcome:
+    """Run the benchmark and write `out_dir/retrieval.json`. With `cache_dir`, ingested worlds (and the
+    baseline's vectors) are kept there and reused while the dataset and the ingest code are unchanged."""
+    conversations = load(dataset)
+    fingerprint = _fingerprint(dataset, embedder)
+    with _data_dir(cache_dir, fingerprint) as data_dir:
+        from engram.bench.stack import embedded_clients
+
+        with embedded_clients(data_dir, embedder=embedder) as clients:
+            ingest_s = _ingest_all(clients, data_dir, conversations, progress)
+            engram_ranked, latencies = _engram_rankings(clients, conversations, progress)
+            baseline_ranked = _baseline_rankings(clients, data_dir, conversations, progress)
+    rankings = {"engram": engram_ranked, **baseline_ranked}
+    outcome = _score(dataset, conversations, rankings, held_out)
+    outcome.document["search_latency_ms"] = _percentiles(latencies)
+    outcome.document["ingest"] = {"events": sum(len(c.turns) for c in conversations), "seconds": round(ingest_s, 1),
+                                  "cached": ingest_s == 0.0, "embedder": embedder}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "retrieval.json").write_text(json.dumps(outcome.document, indent=2))
+    return outcome
+
+
+# ---------------------------------------------------------------- ingest
+# ---------------------------------------------------------------- ingest
+def _ingest_all(clients: Clients, data_dir: Path, conversations: list[Conversation], progress: Progress) -> float:
+    """Ingest the conversations not already in the data directory; returns the seconds spent (0: all cached)."""
+    marker = data_dir / "ingested.json"
+    done = set(json.loads(marker.read_text())) if marker.exists() else set()
+    spent = 0.0
+    for conv in conversations:
+        world = world_of(conv)
+        if world in done:
+            continue
+        started = time.perf_counter()
+        ingest_conversation(clients, conv)
+        done.add(world)
+        marker.write_text(json.dumps(sorted(done)))
+        spent += time.perf_counter() - started
+        progress(f"ingested {world}: {len(conv.turns)} turns in {time.perf_counter() - started:.0f} s")
+    return spent
+
+
+# ---------------------------------------------------------------- rankings
+Rankings = dict[tuple[str, int], list[str]]  # (sample id, question index) -> ranked event ids
+
+
+def source_events(hit: SearchHit) -> list[str]:
+    """The events a hit stands for: an event itself; a memory, fact or summary its sources."""
+    return [hit.doc_id] if hit.kind == "event" else list(hit.event_ids)
+
+
+def _engram_rankings(clients: Clients, conversations: list[Conversation],
+                     progress: Progress) -> tuple[Rankings, list[float]]:
+    from engram.retrieval.search import search
+
+    ranked: Rankings = {}
+    latencies: list[float] = []
+    for conv in conversations:
+        world = world_of(conv)
+        known = {t.dia_id for t in conv.turns}
+        for qi, q in enumerate(conv.questions):
+            started = time.perf_counter()
+            result = search(clients, world, q.question, user_id=None, limit=DEPTH)
+            latencies.append((time.perf_counter() - started) * 1000)
+            events: dict[str, None] = {}
+            for hit in result.hits:
+                for event_id in source_events(hit):
+                    if event_id in known:
+                        events.setdefault(event_id, None)
+            ranked[(conv.sample_id, qi)] = list(events)
+        progress(f"searched {world}: {len(conv.questions)} questions")
+    return ranked, latencies
+
+
+def turn_text(speaker: str, content: str) -> str:
+    """What both baselines see of a turn: who said it and what (the caption included)."""
+    return f"{speaker}: {content}"
+
+
+def _baseline_rankings(clients: Clients, data_dir: Path, conversations: list[Conversation],
+                       progress: Progress) -> dict[str, Rankings]:
+    out: dict[str, Rankings] = {name: {} for name in SYSTEMS if name != "engram"}
+    vectors = _baseline_vectors(clients, data_dir, conversations)
+    for conv in conversations:
+        docs = [(t.dia_id, turn_text(t.speaker, t.content)) for t in conv.turns]
+        bm25 = BM25Baseline(docs)
+        turn_vectors, question_vectors = vectors[conv.sample_id]
+        dense = DenseBaseline([d for d, _ in docs], turn_vectors)
+        for qi, q in enumerate(conv.questions):
+            lexical = bm25.rank(q.question, DEPTH)
+            semantic = dense.rank(question_vectors[qi], DEPTH)
+            out["bm25"][(conv.sample_id, qi)] = lexical
+            out["dense"][(conv.sample_id, qi)] = semantic
+            out["bm25+dense rrf"][(conv.sample_id, qi)] = reciprocal_rank_fusion([lexical, semantic])[:DEPTH]
+    progress("baselines ranked")
+    return out
+
+
+def _baseline_vectors(clients: Clients, data_dir: Path,
+                      conversations: list[Conversation]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The dense baseline's turn and question vectors, from the embedder engram uses (kept with the cache)."""
+    path = data_dir / "baseline-vectors.npz"
+    if path.exists():
+        stored = np.load(path)
+        return {c.sample_id: (stored[f"{c.sample_id}/turns"], stored[f"{c.sample_id}/questions"])
+                for c in conversations}
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for c in conversations:
+        turns = np.asarray(clients.embedder.embed([turn_text(t.speaker, t.content) for t in c.turns]), np.float32)
+        questions = np.asarray(clients.embedder.embed([q.question for q in c.questions]), np.float32)
+        out[c.sample_id] = (turns, questions)
+    arrays: dict[str, Any] = {f"{k}/turns": v[0] for k, v in out.items()} | {f"{k}/questions": v[1]
+                                                                            for k, v in out.items()}
+    np.savez(path, **arrays)
+    return out
+
+
+# ---------------------------------------------------------------- scoring
+def _score(dataset: Path, conversations: list[Conversation], rankings: dict[str, Rankings],
+           held_out: Sequence[str]) -> Outcome:
+    questions = [(c, qi, q) for c in conversations for qi, q in enumerate(c.questions)]
+    doc: dict[str, Any] = {
+        "dataset": dataset.name, "questions": len(questions),
+        "conversations": {c.sample_id: {"turns": len(c.turns), "questions": len(c.questions),
+                                        "split": "held-out" if c.sample_id in held_out else "tuning"}
+                          for c in conversations},
+        "systems": {},
+    }
+    outcome = Outcome(doc)
+    for system, ranked in rankings.items():
+        rows = [(c.sample_id, q.category, metrics.scores(ranked[(c.sample_id, qi)], q.evidence))
+                for c, qi, q in questions]
+        outcome.rows[system] = rows
+        doc["systems"][system] = {
+            **_summary(rows),
+            "by_split": {split: _summary([r for r in rows if (r[0] in held_out) == (split == "held-out")])
+                         for split in ("tuning", "held-out")},
+        }
+    return outcome
+
+
+def _summary(rows: list[tuple[str, str, dict[str, float]]]) -> dict[str, Any]:
+    return {"questions": len(rows), "overall": metrics.mean([r[2] for r in rows]),
+            "by_category": {name: metrics.mean([r[2] for r in rows if r[1] == name]) for name in CATEGORIES.values()}}
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p95": 0.0}
+    ordered = sorted(values)
+    return {"p50": round(statistics.median(ordered), 2), "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2)}
+
+
+def table(document: dict[str, Any]) -> str:
+    """The systems side by side: overall measures per split, then Recall@10 per category."""
+    measures = [f"recall@{k}" for k in metrics.CUTOFFS] + [f"ndcg@{metrics.NDCG_AT}"]
+    lines = [f"LoCoMo retrieval ({document['dataset']}, {document['questions']} questions; "
+             f"held-out: {', '.join(c for c, v in document['conversations'].items() if v['split'] == 'held-out')})",
+             f"{'system':<16} {'split':<9} {'n':>4} " + " ".join(f"{m:>9}" for m in measures)]
+    for system, result in document["systems"].items():
+        for split, part in (("all", result), *result["by_split"].items()):
+            lines.append(f"{system:<16} {split:<9} {part['questions']:>4} "
+                         + " ".join(f"{part['overall'][m]:>9.3f}" for m in measures))
+    categories = list(CATEGORIES.values())
+    lines += ["", f"Recall@10 by category{'':<3}" + " ".join(f"{c:>12}" for c in categories)]
+    for system, result in document["systems"].items():
+        for split, part in (("all", result), *result["by_split"].items()):
+            lines.append(f"{system:<16} {split:<9} "
+                         + " ".join(f"{part['by_category'][c]['recall@10']:>12.3f}" for c in categories))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the cache
+def _fingerprint(dataset: Path, embedder: str) -> str:
+    """What an ingested world depends on: the data, the embedder, the ingest code and its heuristics."""
+    digest = hashlib.sha256(dataset.read_bytes())
+    digest.update(embedder.encode())
+    root = Path(str(resources.files("engram")))
+    for name in _INGEST_MODULES:
+        path = root / name
+        for file in sorted(path.rglob("*") if path.is_dir() else [path]):
+            relative = file.relative_to(root).as_posix()
+            if file.is_file() and file.suffix in {".py", ".sql"} and relative not in _QUERY_TIME_MODULES:
+                digest.update(relative.encode())
+                digest.update(file.read_bytes())
+    ingest_heuristics = {k: v for k, v in DEFAULT_HEURISTICS.model_dump(mode="json").items()
+                         if not k.startswith(_QUERY_TIME)}
+    digest.update(json.dumps(ingest_heuristics, sort_keys=True).encode())
+    return digest.hexdigest()[:16]
+
+
+@contextmanager
+def _data_dir(cache_dir: Path | None, fingerprint: str) -> Iterator[Path]:
+    if cache_dir is None:
+        with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
+            yield Path(tmp)
+        return
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for stale in cache_dir.glob("locomo-*"):
+        if stale.name != f"locomo-{fingerprint}":
+            shutil.rmtree(stale, ignore_errors=True)  # one cached stack at a time: the current code's
+    path = cache_dir / f"locomo-{fingerprint}"
+    path.mkdir(exist_ok=True)
+    yield path

@@ -1,0 +1,80 @@
+"""The entity graph as users and capabilities read it: entities by name or definition, one entity with its
+aliases, facts and edges, and the shortest chains of relationships between two entities."""
+
+from __future__ import annotations
+
+from engram.errors import NotFound
+from engram.model.entities import CanonicalEntity, EntityDetail, EntityPath, Relationship
+from engram.service import Clients
+
+
+def find_entities(clients: Clients, world_id: str, name: str | None, definition: str | None,
+                  limit: int) -> list[CanonicalEntity]:
+    """Entities whose name or an alias contains `name` or is a near spelling of it (best match first), and
+    whose type or description names `definition`."""
+    h = clients.heuristics_for(world_id)
+    return clients.store.list_entities(world_id, name, limit, definition=definition,
+                                       min_similarity=h.entity_search_min_similarity)
+
+
+def require_entity(clients: Clients, world_id: str, entity_id: str) -> CanonicalEntity:
+    entity = clients.store.get_entity(world_id, entity_id)
+    if entity is None:
+        raise NotFound(f"no entity {entity_id!r} in world {world_id!r}")
+    return entity
+
+
+def entity_detail(clients: Clients, world_id: str, entity_id: str, user_id: str | None = None) -> EntityDetail:
+    """An entity, every alias (global, and the users' own: only `user_id`'s when one is given), its facts
+    (as subject or object, strongest first) and its direct relationships."""
+    entity = require_entity(clients, world_id, entity_id)
+    h = clients.heuristics_for(world_id)
+    store = clients.store
+    return EntityDetail(**entity.model_dump(),
+                        alias_details=store.entity_aliases(world_id, entity_id, user_id),
+                        facts=store.facts_about(world_id, [entity_id], h.entity_detail_max_facts),
+                        relationships=store.relationships(world_id, entity_id, 1))
+
+
+def find_paths(clients: Clients, world_id: str, from_id: str, to_id: str, max_length: int,
+               limit: int) -> list[EntityPath]:
+    """The shortest chains of relationships (either direction) from one entity to another, at most
+    `max_length` edges and `limit` chains; none when they are not connected that closely."""
+    require_entity(clients, world_id, from_id)
+    require_entity(clients, world_id, to_id)
+    h = clients.heuristics_for(world_id)
+    # Breadth first, one query per hop; each entity keeps every edge that reached it at its first hop.
+    reached: dict[str, list[tuple[str, Relationship]]] = {from_id: []}
+    frontier = [from_id]
+    for _hop in range(max_length):
+        if to_id in reached or not frontier:
+            break
+        level: dict[str, list[tuple[str, Relationship]]] = {}
+        ends = set(frontier)
+        for rel in clients.store.neighbours(world_id, frontier):
+            for near, far in ((rel.source_entity_id, rel.target_entity_id), (rel.target_entity_id, rel.source_entity_id)):
+                if near in ends and far not in reached:
+                    level.setdefault(far, []).append((near, rel))
+        reached.update(level)
+        frontier = list(level)[: h.path_max_frontier]
+    if to_id not in reached or to_id == from_id:
+        return [] if to_id != from_id else [_path(clients, world_id, [from_id], [])]
+    chains: list[tuple[list[str], list[Relationship]]] = []
+    stack: list[tuple[str, list[str], list[Relationship]]] = [(to_id, [to_id], [])]
+    while stack and len(chains) < limit:
+        node, ids, rels = stack.pop()
+        if node == from_id:
+            chains.append((ids[::-1], rels[::-1]))
+            continue
+        for previous, rel in reversed(reached[node]):
+            stack.append((previous, [*ids, previous], [*rels, rel]))
+    return [_path(clients, world_id, ids, rels) for ids, rels in chains]
+
+
+def _path(clients: Clients, world_id: str, ids: list[str], rels: list[Relationship]) -> EntityPath:
+    names = {e.entity_id: e.name for e in clients.store.get_entities(world_id, ids)}
+    confidence = 1.0
+    for rel in rels:
+        confidence *= rel.confidence
+    return EntityPath(entity_ids=ids, names=[names.get(i, i) for i in ids], relationships=rels,
+                      confidence=round(confidence, 4))

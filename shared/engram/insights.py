@@ -1,0 +1,159 @@
+"""Insights, part of the extract step right after signals: every few turns of a conversation, whether
+its last messages are at an inflection point (research in depth, critique assumptions, synthesise and
+decide), and whether its signals call for an intervention (organise questions, validate assumptions,
+structure a case, organise signals), at most one every few turns and never one the user dismissed.
+
+Idempotent: the turn count is derived from the stored events, a checkpoint is checked once and the
+cooldown guards the offer, so a re-run of the step stores nothing new."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+from engram.config import Heuristics
+from engram.errors import ExtractionRejected, LLMUnavailable, NotFound
+from engram.model.common import utcnow
+from engram.model.events import StoredEvent
+from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention
+from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
+from engram.observability import logger
+from engram.ports import WindowEvent
+from engram.rules.insights import (
+    detect_intervention,
+    inflection_checkpoint,
+    inflection_counts,
+    intervention_due,
+)
+from engram.service import Clients
+from engram.signals import event_signals
+
+ASSUMPTION_STATUSES: tuple[AssumptionStatus, ...] = ("untested", "confirmed", "challenged", "refuted")
+
+
+def update_insights(clients: Clients, world_id: str, events: Sequence[StoredEvent], *,
+                    h: Heuristics | None = None, now: datetime | None = None) -> dict[str, int]:
+    """Check the batch's conversations for an inflection (on a checkpoint turn) and an intervention
+    (once the cooldown has passed); returns how many of each were newly stored."""
+    h = h or clients.heuristics_for(world_id)
+    now = now or utcnow()
+    counts = {"inflections": 0, "interventions": 0}
+    conversations = sorted({e.conversation_id for e in events if e.world_id == world_id})
+    if not conversations:
+        return counts
+    states = clients.store.sync_insight_states(world_id, conversations, h.signal_roles)
+    for conversation_id in conversations:
+        state = states.get(conversation_id)
+        if state is None:  # no turn yet (only assistant or tool messages)
+            continue
+        checkpoint = inflection_checkpoint(state.turns, state.checked_turn, h)
+        due = intervention_due(state.turns, state.intervention_turn, h)
+        if checkpoint is None and not due:
+            continue
+        recent = clients.store.turn_window(world_id, conversation_id, h.signal_roles, state.turns,
+                                           h.inflection_window_messages)
+        signals = clients.store.recent_signals(world_id, conversation_id, h.insight_max_signals)
+        if checkpoint is not None:
+            counts["inflections"] += _check_inflection(clients, state, checkpoint, recent, signals, h, now)
+        if due:
+            counts["interventions"] += _offer_intervention(clients, state, recent, signals, h, now)
+    return counts
+
+
+def _check_inflection(clients: Clients, state: InsightState, checkpoint: int, recent: list[StoredEvent],
+                      stored: list[Signal], h: Heuristics, now: datetime) -> int:
+    """Read the last messages up to the checkpoint turn with the fast model; store the inflection when
+    it counts. The checkpoint is marked checked either way, unless the model failed (then a later
+    batch or a re-run checks it again: an insight never fails the enrichment)."""
+    world_id, conversation_id = state.world_id, state.conversation_id
+    window = recent if checkpoint == state.turns else clients.store.turn_window(
+        world_id, conversation_id, h.signal_roles, checkpoint, h.inflection_window_messages)
+    if not window:
+        return 0
+    signals = _signals_until(stored, window, h, now)
+    try:
+        reply = clients.llm.detect_inflection(
+            [WindowEvent(event_id=e.event_id, role=e.role, content=e.content, occurred_at=e.occurred_at,
+                         speaker=e.user_id) for e in window], signals, h=h)
+    except (LLMUnavailable, ExtractionRejected) as exc:
+        logger.warning("inflection check skipped", extra={"world_id": world_id, "conversation_id": conversation_id,
+                                                          "turn": checkpoint, "error": exc.message})
+        return 0
+    assessment = reply.value
+    inflection = None
+    if inflection_counts(assessment, h) and assessment.kind is not None:
+        known = {s.signal_id for s in signals}  # a model cannot rest a reading on a signal it invented
+        inflection = Inflection(
+            world_id=world_id, inflection_id=_stable_id("inf", world_id, conversation_id, str(checkpoint)),
+            conversation_id=conversation_id, turn=checkpoint, kind=assessment.kind,
+            confidence=assessment.confidence, suggested_topic=assessment.suggested_topic,
+            rationale=assessment.rationale, signal_ids=[i for i in dict.fromkeys(assessment.signal_ids) if i in known],
+            event_ids=[e.event_id for e in window], model=reply.model, created_at=now)
+    recorded = clients.store.record_inflection_check(world_id, conversation_id, checkpoint, inflection)
+    return int(recorded and inflection is not None)
+
+
+def _signals_until(stored: Sequence[Signal], window: Sequence[StoredEvent], h: Heuristics,
+                   now: datetime) -> list[Signal]:
+    """The conversation's signals up to the window's last message. The window's turns are read by the
+    signal rules too: a turn still waiting for its extraction trigger counts at its checkpoint, under
+    the id extraction will store it with; a stored signal wins (it carries the assumption's status)."""
+    end = (window[-1].occurred_at, window[-1].event_id)
+    found = {s.signal_id: s for s in stored if (s.occurred_at, s.event_id) <= end}
+    for event in window:
+        if event.role in h.signal_roles:
+            for signal in event_signals(event.world_id, event, h, now):
+                found.setdefault(signal.signal_id, signal)
+    return sorted(found.values(), key=lambda s: (s.occurred_at, s.event_id, s.position))
+
+
+def _offer_intervention(clients: Clients, state: InsightState, recent: Sequence[StoredEvent],
+                        signals: Sequence[Signal], h: Heuristics, now: datetime) -> int:
+    """Offer the first intervention the stored signals call for, if the cooldown allows it at this turn."""
+    if not signals:
+        return 0
+    world_id, conversation_id = state.world_id, state.conversation_id
+    past = clients.store.list_interventions(world_id, conversation_id)
+    turn_ids = [e.event_id for e in recent if e.role in h.signal_roles]
+    candidate = detect_intervention(signals, past, turn_ids, h)
+    if candidate is None:
+        return 0
+    intervention = Intervention(
+        world_id=world_id,
+        intervention_id=_stable_id("itv", world_id, conversation_id, candidate.kind, *sorted(candidate.signal_ids)),
+        conversation_id=conversation_id, kind=candidate.kind, message=candidate.message(h),
+        signal_ids=list(candidate.signal_ids), turn=state.turns, created_at=now)
+    return int(clients.store.offer_intervention(intervention, h.intervention_cooldown_turns))
+
+
+def _stable_id(prefix: str, *parts: str) -> str:
+    """Derived from what identifies the row, so a re-run finds the same id."""
+    return f"{prefix}_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+# ---------------------------------------------------------------- the routes
+def conversation_insights(clients: Clients, world_id: str, conversation_id: str) -> ConversationInsights:
+    """The current inflection, the open interventions and the signals by type with the assumptions'
+    statuses. An unknown conversation has none of them."""
+    h = clients.heuristics_for(world_id)
+    state = clients.store.insight_state(world_id, conversation_id)
+    signals = clients.store.recent_signals(world_id, conversation_id, h.insight_max_signals)
+    by_type: dict[SignalType, list[Signal]] = {t: [] for t in SIGNAL_TYPES}
+    for s in signals:
+        by_type[s.signal_type].append(s)
+    statuses = Counter(s.assumption_status for s in by_type["Assumption"])
+    return ConversationInsights(
+        world_id=world_id, conversation_id=conversation_id, turns=state.turns if state else 0,
+        inflection=clients.store.current_inflection(world_id, conversation_id),
+        interventions=clients.store.list_interventions(world_id, conversation_id, "open"),
+        signals=by_type, assumptions={status: statuses[status] for status in ASSUMPTION_STATUSES})
+
+
+def dismiss_intervention(clients: Clients, world_id: str, conversation_id: str, intervention_id: str) -> Intervention:
+    """Dismiss an intervention for good: it stays stored, dismissed, and is never offered again."""
+    dismissed = clients.store.dismiss_intervention(world_id, conversation_id, intervention_id)
+    if dismissed is None:
+        raise NotFound(f"no intervention {intervention_id!r} in conversation {conversation_id!r} of world {world_id!r}")
+    return dismissed

@@ -1,0 +1,33 @@
+"""The entities a query names, found the way resolution finds them (exact name, a confident alias, one
+strong trigram neighbour) but read-only: a search never learns an alias or creates an entity."""
+
+from __future__ import annotations
+
+from engram.config import Heuristics
+from engram.model.search import QueryEntity
+from engram.rules.mentions import detect_mentions
+from engram.service import Clients
+
+
+def question_entities(clients: Clients, world_id: str, query: str, user_id: str | None,
+                      h: Heuristics) -> list[QueryEntity]:
+    """Entities named in the query, in the order named, each once."""
+    found: dict[str, QueryEntity] = {}
+    for mention in detect_mentions("query", query):
+        if mention.kind != "name":
+            continue
+        matches = clients.store.match_name(world_id, mention.text, user_id, fuzzy_min=h.fuzzy_min,
+                                           alias_accept=h.alias_accept, limit=h.disambiguation_candidates)
+        exact = [m for m in matches if m.stage == "exact"]
+        aliases = [m for m in matches if m.stage == "alias" and m.score > h.alias_accept]
+        fuzzy = {m.entity_id: m for m in matches if m.stage == "fuzzy"}
+        chosen = exact or aliases or ([*fuzzy.values()] if len(fuzzy) == 1 and
+                                      next(iter(fuzzy.values())).score > h.fuzzy_single_accept else [])
+        for m in chosen:
+            found.setdefault(m.entity_id, QueryEntity(entity_id=m.entity_id, name=mention.text, method=m.stage))
+    if not found:
+        return []
+    # An entity standing for a user (external reference "user:<id>") says whose own words to favour.
+    users = {e.entity_id: e.external_ref.removeprefix("user:") for e in clients.store.get_entities(world_id, list(found))
+             if e.external_ref and e.external_ref.startswith("user:")}
+    return [q.model_copy(update={"user_id": users.get(q.entity_id)}) for q in found.values()]

@@ -1,0 +1,78 @@
+"""Fusion (pure): the brains' rankings and scores become one score per candidate.
+
+    base  = rank weight   x weighted RRF (k = rrf_k, brains weighted by the query's intent), scaled to its best
+          + match weight  x how well the text matches: keyword and semantic scores as z-scores over the candidates
+          + signal weight x multi-signal relevance (semantic, entity overlap, recency, importance, reinforcement)
+                            times effective confidence
+          + speaker weight  when the query names the user who said it (a question about Dana: Dana's words)
+    score = base + neighbour weight x the best neighbouring turn's base + session weight x the best base in the
+            event's conversation (both above the lowest base): a turn is read with the turns around it.
+
+RRF alone throws away how far apart two scores are; standardized scores keep it, and the signals bring
+what neither brain sees (who is involved, how recent, how sure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from engram.config import Heuristics
+from engram.model.search import IndexDocument
+from engram.rules.relevance import effective_confidence, jaccard, propagate, recency, rrf, standardized
+
+Key = str  # "kind:doc_id", a candidate's identity across brains
+_LONG_LIVED = ("semantic", "summary", "procedural", "entity")  # the 90-day half-life; events and episodes 30
+
+
+def key(kind: str, doc_id: str) -> Key:
+    return f"{kind}:{doc_id}"
+
+
+@dataclass(frozen=True)
+class Scored:
+    rrf: float
+    match: float
+    signal: float
+    base: float
+    score: float
+
+
+def relevance(doc: IndexDocument, similarity: float, query_entities: Sequence[str], now: datetime,
+              h: Heuristics) -> float:
+    """The multi-signal relevance times effective confidence (facts and summaries decay since validated)."""
+    half_life = h.recency_half_life_long_days if doc.kind in _LONG_LIVED else h.recency_half_life_days
+    reinforcement = 1.0 - 0.5 ** doc.reinforcements
+    signal = (h.weight_semantic * max(0.0, similarity)
+              + h.weight_entity * jaccard(doc.entity_ids, query_entities)
+              + h.weight_recency * recency(doc.occurred_at, now, half_life)
+              + h.weight_importance * doc.importance
+              + h.weight_reinforcement * reinforcement)
+    confidence = effective_confidence(doc.confidence, doc.validated_at, now, h.decay_half_life_days, 1.0)
+    return signal * confidence
+
+
+def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keyword_scores: Mapping[Key, float],
+         similarity: Mapping[Key, float], docs: Mapping[Key, IndexDocument], neighbours: Mapping[Key, Sequence[Key]],
+         query_entities: Sequence[str], now: datetime, h: Heuristics,
+         speakers: Sequence[str] = ()) -> dict[Key, Scored]:
+    """Scores for every candidate in `docs` (the others cannot be shown), best not sorted. `speakers` are
+    the users the query names: what they said themselves is favoured (`fusion_speaker_weight`)."""
+    fused = rrf(rankings, weights, h.rrf_k)
+    top = max((fused.get(k, 0.0) for k in docs), default=0.0) or 1.0
+    lexical = standardized({k: keyword_scores.get(k, 0.0) for k in docs})
+    semantic = standardized({k: similarity.get(k, 0.0) for k in docs})
+    share = h.fusion_match_keyword_share
+    parts: dict[Key, tuple[float, float, float]] = {}
+    for k, doc in docs.items():
+        match = share * lexical[k] + (1.0 - share) * semantic[k]
+        signal = relevance(doc, similarity.get(k, 0.0), query_entities, now, h)
+        parts[k] = (fused.get(k, 0.0) / top, match, signal)
+    said = {k for k, doc in docs.items() if doc.kind == "event" and doc.user_id in speakers}
+    base = {k: h.fusion_rank_weight * r + h.fusion_match_weight * m + h.fusion_signal_weight * s
+            + (h.fusion_speaker_weight if k in said else 0.0) for k, (r, m, s) in parts.items()}
+    groups = {k: f"{doc.conversation_id}" for k, doc in docs.items() if doc.kind == "event" and doc.conversation_id}
+    final = propagate(base, neighbours, groups, h.search_neighbour_weight, h.search_session_weight)
+    return {k: Scored(rrf=parts[k][0], match=parts[k][1], signal=parts[k][2], base=base[k], score=final[k])
+            for k in docs}

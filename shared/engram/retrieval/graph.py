@@ -1,0 +1,64 @@
+"""The graph brain: what the question's entities lead to, and the traversals behind it.
+
+The entities a query names (found by resolution's cascade, read-only) seed a walk of the relationship
+graph in PostgreSQL; each reached entity weighs less per hop. The brain returns what those entities
+touch (themselves, their facts, the events that name them or that they said, their episodes), ranked by
+similarity to the query times the entity's weight. The traversals are also served on their own:
+relationships to a depth, connected entities, shortest path, shared connections, statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engram.config import Heuristics
+from engram.model.entities import Relationship
+from engram.model.search import DocKind, SemanticHit
+from engram.service import Clients
+
+
+def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heuristics) -> dict[str, float]:
+    """The seeds at weight 1 and the entities within `graph_depth` hops at `graph_hop_decay` per hop."""
+    if not seeds:
+        return {}
+    weights = dict.fromkeys(seeds, 1.0)
+    for entity_id, hops in clients.store.connected_entities(world_id, seeds, h.graph_depth, h.graph_max_entities):
+        weights.setdefault(entity_id, h.graph_hop_decay ** hops)
+    return weights
+
+
+def graph_brain(clients: Clients, world_id: str, weights: dict[str, float], vector: Sequence[float], *,
+                user_id: str | None, kinds: Sequence[DocKind], limit: int, h: Heuristics) -> list[SemanticHit]:
+    """What the weighted entities touch, best first (empty when the query names no known entity)."""
+    if not weights:
+        return []
+    return clients.store.entity_documents(world_id, weights, vector, user_id=user_id, kinds=kinds, limit=limit,
+                                          context_weight=h.search_context_weight)
+
+
+def relationships(clients: Clients, world_id: str, entity_id: str, depth: int) -> list[Relationship]:
+    """Relationships reachable from an entity within `depth` hops, either direction."""
+    return clients.store.relationships(world_id, entity_id, depth)
+
+
+def connected(clients: Clients, world_id: str, entity_ids: Sequence[str], depth: int,
+              limit: int) -> list[tuple[str, int]]:
+    """(entity id, hops) of the entities within `depth` hops, nearest first."""
+    return clients.store.connected_entities(world_id, entity_ids, depth, limit)
+
+
+def shortest_path(clients: Clients, world_id: str, from_entity_id: str, to_entity_id: str,
+                  max_length: int) -> list[Relationship] | None:
+    """The relationships of a shortest chain between two entities, or None past `max_length` edges."""
+    return clients.store.shortest_path(world_id, from_entity_id, to_entity_id, max_length)
+
+
+def shared_connections(clients: Clients, world_id: str, entity_id: str, limit: int) -> list[tuple[str, int, list[str]]]:
+    """Entities related to this one only through neighbours they share, most shared first."""
+    return clients.store.shared_connections(world_id, entity_id, limit)
+
+
+def statistics(clients: Clients, world_id: str, entity_id: str | None = None) -> dict[str, Any]:
+    """Relationship counts in total and by relation, average confidence, the most connected entities."""
+    return clients.store.relationship_stats(world_id, entity_id)

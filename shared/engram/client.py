@@ -27,7 +27,7 @@ import httpx
 from pydantic import BaseModel, TypeAdapter
 
 from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
-from engram.model.events import EventIn, IngestResponse, StoredEvent, SweepResult
+from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
@@ -165,8 +165,8 @@ class Routes:
         return Call("GET", f"/v1/worlds/{world}/conflicts", _model(list[MemoryConflict]), params=_params(status=status))
 
     @staticmethod
-    def erase_user(world: str, user_id: str) -> Call[dict[str, Any]]:
-        return Call("DELETE", f"/v1/worlds/{world}/users/{user_id}", _model(dict[str, Any]))
+    def erase_user(world: str, user_id: str) -> Call[Erasure]:
+        return Call("DELETE", f"/v1/worlds/{world}/users/{user_id}", _model(Erasure))
 
     @staticmethod
     def enrich_pending(world: str, *, include_failed: bool) -> Call[SweepResult]:
@@ -288,7 +288,7 @@ class EngramClient:
     def conflicts(self, world: str, *, status: str | None = None) -> list[MemoryConflict]:
         return self.run(Routes.conflicts(world, status=status))
 
-    def erase_user(self, world: str, user_id: str) -> dict[str, Any]:
+    def erase_user(self, world: str, user_id: str) -> Erasure:
         return self.run(Routes.erase_user(world, user_id))
 
     def enrich_pending(self, world: str, *, include_failed: bool = False) -> SweepResult:
@@ -374,7 +374,7 @@ class AsyncEngramClient:
     async def conflicts(self, world: str, *, status: str | None = None) -> list[MemoryConflict]:
         return await self.run(Routes.conflicts(world, status=status))
 
-    async def erase_user(self, world: str, user_id: str) -> dict[str, Any]:
+    async def erase_user(self, world: str, user_id: str) -> Erasure:
         return await self.run(Routes.erase_user(world, user_id))
 
     async def enrich_pending(self, world: str, *, include_failed: bool = False) -> SweepResult:

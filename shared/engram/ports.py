@@ -286,7 +286,14 @@ class RetrievalStore(Protocol):
         ...
 
 
-class Store(EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
+class EraseStore(Protocol):
+    def erase_user(self, world_id: str, user_id: str) -> tuple[dict[str, int], list[str]]:
+        """Delete a user's events, memories, signals, queries and aliases, and what was derived only from
+        them, in one transaction; returns rows deleted by table and the ids of entities deleted with them."""
+        ...
+
+
+class Store(EraseStore, EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
             RetrievalStore, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
         """The world's `system_config` overrides (heuristics and tag categories)."""

@@ -61,13 +61,15 @@ def test_an_agent_remembers_recalls_asks_and_reads_an_entity(local_server: Serve
                                                        "question": "Where does Lea live?"}))
         entity_id = next(h["doc_id"] for h in recalled["hits"] if h.get("kind") == "entity")
         entity = _result(await mcp.call_tool("get_entity", {"world": WORLD, "entity_id": entity_id}))
-        return {"stored": stored, "recalled": recalled, "answered": answered, "entity": entity}
+        forgotten = _result(await mcp.call_tool("forget", {"world": WORLD, "user_id": "lea"}))
+        return {"stored": stored, "recalled": recalled, "answered": answered, "entity": entity, "forgotten": forgotten}
 
     out = _with_tools(local_server, body)
     assert out["stored"]["accepted"] == 1
     assert any("Geneva" in h["text"] for h in out["recalled"]["hits"])
     assert "Geneva" in out["answered"]["answer"]["content"] and out["answered"]["status"] == "completed"
     assert out["entity"]["entity_id"] and out["entity"]["name"]
+    assert out["forgotten"]["deleted"]["chat_events"] == 1
 
 
 def test_bad_arguments_and_api_refusals_come_back_as_tool_errors(local_server: Server) -> None:

@@ -155,3 +155,13 @@ def test_an_async_query_answers_202_with_its_id_and_is_read_back_completed(api: 
     assert started.status_code == 202, started.text
     query_id = started.json()["query_id"]
     assert api.get(f"/v1/worlds/wa/queries/{query_id}").json()["query_id"] == query_id
+
+
+def test_erasing_a_user_answers_the_counts_and_their_events_are_gone(api: httpx.Client) -> None:
+    event = {**EVENT, "event_id": "erase-me", "user_id": "zoe"}
+    assert api.post("/v1/worlds/wz/events", json={"events": [event]}).status_code == 202
+    reply = api.delete("/v1/worlds/wz/users/zoe")
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["deleted"]["chat_events"] == 1
+    assert api.get("/v1/worlds/wz/events/erase-me").status_code == 404
+    assert api.delete("/v1/worlds/wz/users/bad%20id").status_code == 422

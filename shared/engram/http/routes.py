@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from engram import graph
+from engram.erase import erase_user
 from engram.errors import NotFound
 from engram.ingest import ingest_events, sweep_stalled
 from engram.insights import conversation_insights, dismiss_intervention
@@ -22,7 +23,15 @@ from engram.model.entities import (
     Settlement,
     SettleRequest,
 )
-from engram.model.events import IngestRequest, IngestResponse, StoredEvent, SweepRequest, SweepResult, WorldUser
+from engram.model.events import (
+    Erasure,
+    IngestRequest,
+    IngestResponse,
+    StoredEvent,
+    SweepRequest,
+    SweepResult,
+    WorldUser,
+)
 from engram.model.insights import ConversationInsights, Intervention
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
@@ -207,3 +216,9 @@ def disambiguations(world: World, user_id: Annotated[str | None, Query(pattern=I
                  summary="Settle a disambiguation with an entity (or a new one); the user's alias is learned")
 def settle(world: World, mention_id: Annotated[int, Path(ge=1)], request: SettleRequest) -> Settlement:
     return settle_disambiguation(get_clients(), world, mention_id, request)
+
+
+@api_router.delete("/v1/worlds/<world>/users/<user_id>",
+                   summary="Erase a user everywhere: events, memories, signals, queries and index documents")
+def erase(world: World, user_id: Id) -> Erasure:
+    return erase_user(get_clients(), world, user_id)

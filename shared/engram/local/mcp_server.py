@@ -15,7 +15,7 @@ from pydantic import Field
 
 from engram.client import DEFAULT_URL, ApiError, AsyncEngramClient
 from engram.model.entities import EntityDetail
-from engram.model.events import EventIn, IngestResponse
+from engram.model.events import Erasure, EventIn, IngestResponse
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 
@@ -58,8 +58,8 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
         return result
 
     @server.tool(description="Erase a user from memory everywhere (events, memories, signals, queries, index).")
-    async def forget(world: World, user_id: UserId) -> dict[str, Any]:
-        result: dict[str, Any] = await call(client.erase_user(world, user_id))
+    async def forget(world: World, user_id: UserId) -> Erasure:
+        result: Erasure = await call(client.erase_user(world, user_id))
         return result
 
     @server.tool(description="An entity by id: its name, type, description, aliases (whose, how sure), facts and "

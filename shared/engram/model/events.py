@@ -91,3 +91,12 @@ class WorldUser(Frozen):
     events: int
     conversations: int
     last_event_at: datetime
+
+
+class Erasure(Frozen):
+    """What erasing a user removed: rows by table, and documents from the keyword index."""
+
+    world_id: str
+    user_id: str
+    deleted: dict[str, int]
+    index_documents: int

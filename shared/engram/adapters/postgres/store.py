@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engram.adapters.postgres.entities import EntityRepo
+from engram.adapters.postgres.erase import EraseRepo
 from engram.adapters.postgres.events import EventRepo
 from engram.adapters.postgres.graph import GraphRepo
 from engram.adapters.postgres.insights import InsightRepo
@@ -16,5 +17,5 @@ from engram.adapters.postgres.summaries import SummaryRepo
 
 
 class PostgresStore(EventRepo, EntityRepo, MemoryRepo, OutboxRepo, QueryRepo, SearchRepo, SignalRepo, SummaryRepo,
-                    InsightRepo, RetrievalRepo, GraphRepo):
+                    InsightRepo, RetrievalRepo, GraphRepo, EraseRepo):
     """Every method takes the world id first and filters on it."""

@@ -10,51 +10,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram.config import get_settings
-from engram.service import Clients, set_clients
-from tests.fakes.workflows import InProcessWorkflows
+from engram.service import Clients
+from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def api(clients: Clients) -> Iterator[httpx.Client]:
-    from engram.local.server import build_app
-
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
-    set_clients(clients)
-    transport = httpx.ASGITransport(app=build_app())  # type: ignore[arg-type]
-    with _SyncOverAsync(transport) as client:
+    with api_client(clients) as client:
         yield client
-    set_clients(None)
-
-
-class _SyncOverAsync:
-    """httpx's ASGI transport is async; route tests read better synchronously."""
-
-    def __init__(self, transport: httpx.ASGITransport) -> None:
-        self.transport = transport
-
-    def __enter__(self) -> httpx.Client:
-        import anyio
-
-        transport = self.transport
-
-        class Bridge(httpx.BaseTransport):
-            def handle_request(self, request: httpx.Request) -> httpx.Response:
-                async def call() -> httpx.Response:
-                    response = await transport.handle_async_request(request)
-                    body = b"".join([chunk async for chunk in response.stream])  # type: ignore[union-attr]
-                    return httpx.Response(response.status_code, headers=response.headers, content=body)
-
-                return anyio.run(call)
-
-        self.client = httpx.Client(transport=Bridge(), base_url="http://engram.local")
-        return self.client
-
-    def __exit__(self, *exc: object) -> None:
-        self.client.close()
 
 
 EVENT = {"user_id": "ana", "conversation_id": "c1", "role": "user", "content": "My name is Ana and I live in Madrid."}

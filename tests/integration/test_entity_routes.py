@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import anyio
 import httpx
 import pytest
 
@@ -14,41 +13,18 @@ from engram.extraction import extract_events
 from engram.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.resolution import resolve_events
-from engram.service import Clients, set_clients
-from tests.fakes.workflows import InProcessWorkflows
+from engram.service import Clients
+from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration
 WORLD = "w-routes"
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 
 
-class _Bridge(httpx.BaseTransport):
-    """httpx's ASGI transport is async; route tests read better synchronously."""
-
-    def __init__(self, transport: httpx.ASGITransport) -> None:
-        self.transport = transport
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        async def call() -> httpx.Response:
-            response = await self.transport.handle_async_request(request)
-            body = b"".join([chunk async for chunk in response.stream])  # type: ignore[union-attr]
-            return httpx.Response(response.status_code, headers=response.headers, content=body)
-
-        return anyio.run(call)
-
-
 @pytest.fixture(scope="module")
 def api(clients: Clients) -> Iterator[httpx.Client]:
-    from engram.local.server import build_app
-
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
-    set_clients(clients)
-    with httpx.Client(transport=_Bridge(httpx.ASGITransport(app=build_app())),  # type: ignore[arg-type]
-                      base_url="http://engram.local") as client:
+    with api_client(clients) as client:
         yield client
-    set_clients(None)
 
 
 def _say(clients: Clients, *texts: str, world: str = WORLD, user: str = "dana", start: datetime = T0) -> list[str]:

@@ -255,6 +255,10 @@ class RetrievalStore(Protocol):
                      context_weight: float = 0.0) -> dict[tuple[str, str], float]:
         """Cosine similarity of each (kind, id) row to the vector; rows without a vector are left out."""
         ...
+    def candidate_documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
+                            context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]:
+        """`documents` with each row's cosine similarity to the vector (None for a row without one)."""
+        ...
     def adjacent_events(self, world_id: str, event_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
         """The `span` events before and after each event in its conversation, nearest first."""
         ...

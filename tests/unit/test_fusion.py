@@ -54,16 +54,18 @@ def test_standardizing_keeps_the_order(values: dict[str, float]) -> None:
 
 
 def test_a_turn_next_to_a_strong_turn_gains_and_one_alone_does_not() -> None:
+    """Gains are measured above the median candidate: only what stands out lifts its context."""
     scores = {"question": 5.0, "answer": 1.0, "elsewhere": 1.0, "floor": 0.0}
     out = propagate(scores, {"answer": ["question"]}, {}, neighbour_weight=0.5, group_weight=0.0)
-    assert out["answer"] == pytest.approx(1.0 + 0.5 * 5.0)
+    assert out["answer"] == pytest.approx(1.0 + 0.5 * (5.0 - 1.0))  # measured above the median, 1.0
     assert out["elsewhere"] == 1.0 and out["question"] == 5.0
 
 
 def test_every_turn_of_a_strong_conversation_gains_its_share() -> None:
     scores = {"a1": 4.0, "a2": 1.0, "b1": 1.0, "floor": 0.0}
     out = propagate(scores, {}, {"a1": "A", "a2": "A", "b1": "B"}, neighbour_weight=0.0, group_weight=0.25)
-    assert out["a2"] == pytest.approx(2.0) and out["b1"] == pytest.approx(1.25) and out["floor"] == 0.0
+    assert out["a2"] == pytest.approx(1.75) and out["a1"] == pytest.approx(4.75)
+    assert out["b1"] == pytest.approx(1.0) and out["floor"] == 0.0
 
 
 def test_effective_confidence_decays_from_its_last_validation_and_is_capped() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import tantivy
 
 from engram.model.search import DocKind, IndexDocument, KeywordHit
-from engram.rules.keyword_query import negations_as_minus, plain_terms, split_prefixes
+from engram.rules.keyword_query import bm25_idf, has_syntax, negations_as_minus, plain_terms, split_prefixes
 
 _SEP = "\x1f"
 _DEFAULT_FIELDS = ["text", "speaker"]
@@ -88,14 +88,17 @@ class TantivyIndex:
 
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:
-        parsed = self._parse(query)
-        clauses = [(tantivy.Occur.Must, parsed), (tantivy.Occur.Must, self._term("world_id", world_id))]
+        # Filters, not terms: they narrow what is searched and add nothing to a score (a rare kind's
+        # term would otherwise lift every document of that kind).
+        scope = [(tantivy.Occur.Must, self._filter(self._term("world_id", world_id)))]
         if user_id is not None:  # the user's own documents and the world's shared ones
-            clauses.append((tantivy.Occur.Must, self._any("user_id", [user_id, ""])))
+            scope.append((tantivy.Occur.Must, self._filter(self._any("user_id", [user_id, ""]))))
         if kinds:
-            clauses.append((tantivy.Occur.Must, self._any("kind", list(kinds))))
-        full = tantivy.Query.boolean_query(clauses)
+            scope.append((tantivy.Occur.Must, self._filter(self._any("kind", list(kinds)))))
         searcher = self.index.searcher()
+        words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
+        parsed = self._world_weighted(searcher, words, scope) if words else self._parse(query)
+        full = tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), *scope])
         result = searcher.search(full, limit=limit)
         snippets = tantivy.SnippetGenerator.create(searcher, parsed, self.schema, "text")
         snippets.set_max_num_chars(160)
@@ -106,6 +109,29 @@ class TantivyIndex:
             hits.append(KeywordHit(doc_id=doc["doc_id"][0], kind=doc["kind"][0], score=float(score),
                                    highlights=[html] if "<b>" in html else []))
         return hits
+
+    def _world_weighted(self, searcher: Any, words: list[str], scope: list[tuple[Any, tantivy.Query]]) -> tantivy.Query:
+        """Plain words, any of which may match, each weighted by how rare it is in the searched world rather
+        than in the whole index: BM25's idf from the world's own document frequencies. One index holds many
+        worlds; a name every turn of one world carries is not rare because other worlds lack it."""
+        def count(q: tantivy.Query) -> int:
+            return int(searcher.search(q, limit=1, count=True).count or 0)
+
+        total = max(int(searcher.num_docs), 1)
+        in_world = count(tantivy.Query.boolean_query(scope))
+        clauses = []
+        for word in dict.fromkeys(words):
+            for field in _DEFAULT_FIELDS:
+                try:
+                    term = self.index.parse_query(word, [field])
+                except ValueError:  # a leftover character the parser refuses: the word cannot match anyway
+                    continue
+                everywhere = count(term)
+                here = count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0
+                if here:
+                    boost = bm25_idf(in_world, here) / bm25_idf(total, everywhere)
+                    clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term, boost)))
+        return tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.empty_query()
 
     def _parse(self, query: str) -> tantivy.Query:
         """The user's query; malformed syntax degrades to its plain terms instead of failing."""
@@ -135,6 +161,10 @@ class TantivyIndex:
             if self._writer is not None:
                 self._writer.wait_merging_threads()
                 self._writer = None
+
+    @staticmethod
+    def _filter(query: tantivy.Query) -> tantivy.Query:
+        return tantivy.Query.const_score_query(query, 0.0)
 
     def _term(self, field: str, value: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, field, value)

@@ -95,6 +95,6 @@ class SearchResponse(Frozen):
     weights: dict[str, float] = Field(default_factory=dict)  # per brain
     keyword_query: str = ""  # what the keyword brain was asked
     entities: list[QueryEntity] = Field(default_factory=list)
-    total_matches: int = 0  # distinct documents ranked: what the brains found and the turns around the best
+    total_matches: int = 0  # distinct documents the brains found
     brains: dict[str, BrainReport] = Field(default_factory=dict)
     serendipity: list[Suggestion] = Field(default_factory=list)

@@ -5,6 +5,7 @@
           + signal weight x multi-signal relevance (semantic, entity overlap, recency, importance, reinforcement)
                             times effective confidence
           + speaker weight  when the query names the user who said it (a question about Dana: Dana's words)
+          + time weight     when it happened in a time window the query names ("in May 2022", "last week")
     score = base + neighbour weight x the best neighbouring turn's base + session weight x the best base in the
             event's conversation (both above the lowest base): a turn is read with the turns around it.
 
@@ -20,9 +21,11 @@ from datetime import datetime
 
 from engram.config import Heuristics
 from engram.model.search import IndexDocument
+from engram.rules.dates import TimeWindow
 from engram.rules.relevance import effective_confidence, jaccard, propagate, recency, rrf, standardized
 
 Key = str  # "kind:doc_id", a candidate's identity across brains
+_SAID = ("event", "semantic", "episodic")  # kinds whose user is the one who said it
 _LONG_LIVED = ("semantic", "summary", "procedural", "entity")  # the 90-day half-life; events and episodes 30
 
 
@@ -53,10 +56,19 @@ def relevance(doc: IndexDocument, similarity: float, query_entities: Sequence[st
     return signal * confidence
 
 
+def in_time(doc: IndexDocument, windows: Sequence[TimeWindow], h: Heuristics) -> float:
+    """1 when the document happened in a window the query names (or soon after: it may be told later),
+    halving every `search_time_half_life_days` away from it; 0 with no window or no time."""
+    if not windows or doc.occurred_at is None:
+        return 0.0
+    distance = min(w.distance_days(doc.occurred_at, h.search_time_slack_days) for w in windows)
+    return 0.5 ** (distance / h.search_time_half_life_days)
+
+
 def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keyword_scores: Mapping[Key, float],
          similarity: Mapping[Key, float], docs: Mapping[Key, IndexDocument], neighbours: Mapping[Key, Sequence[Key]],
          query_entities: Sequence[str], now: datetime, h: Heuristics,
-         speakers: Sequence[str] = ()) -> dict[Key, Scored]:
+         speakers: Sequence[str] = (), windows: Sequence[TimeWindow] = ()) -> dict[Key, Scored]:
     """Scores for every candidate in `docs` (the others cannot be shown), best not sorted. `speakers` are
     the users the query names: what they said themselves is favoured (`fusion_speaker_weight`)."""
     fused = rrf(rankings, weights, h.rrf_k)
@@ -69,10 +81,11 @@ def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
         match = share * lexical[k] + (1.0 - share) * semantic[k]
         signal = relevance(doc, similarity.get(k, 0.0), query_entities, now, h)
         parts[k] = (fused.get(k, 0.0) / top, match, signal)
-    said = {k for k, doc in docs.items() if doc.kind == "event" and doc.user_id in speakers}
+    said = {k for k, doc in docs.items() if doc.kind in _SAID and doc.user_id in speakers}
     base = {k: h.fusion_rank_weight * r + h.fusion_match_weight * m + h.fusion_signal_weight * s
-            + (h.fusion_speaker_weight if k in said else 0.0) for k, (r, m, s) in parts.items()}
-    groups = {k: f"{doc.conversation_id}" for k, doc in docs.items() if doc.kind == "event" and doc.conversation_id}
+            + (h.fusion_speaker_weight if k in said else 0.0)
+            + h.fusion_time_weight * in_time(docs[k], windows, h) for k, (r, m, s) in parts.items()}
+    groups = {k: doc.conversation_id for k, doc in docs.items() if doc.conversation_id}
     final = propagate(base, neighbours, groups, h.search_neighbour_weight, h.search_session_weight)
     return {k: Scored(rrf=parts[k][0], match=parts[k][1], signal=parts[k][2], base=base[k], score=final[k])
             for k in docs}

@@ -29,6 +29,7 @@ from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
 from engram.retrieval.fusion import Key, Scored, fuse, key
 from engram.retrieval.graph import entity_weights, graph_brain
+from engram.rules.dates import time_windows, without_dates
 from engram.rules.keyword_query import has_syntax, keyword_terms
 from engram.rules.relevance import rrf
 from engram.rules.text import STOPWORDS
@@ -64,7 +65,8 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     intent = classify_query(query)
     weights = h.fusion_weights.get(intent, h.fusion_weights["semantic"])
     depth = max(h.search_candidates, limit)
-    lexical_query = keyword_query(query)
+    windows = time_windows(query, now)
+    lexical_query = keyword_query(without_dates(query, windows) if windows and not has_syntax(query) else query)
     timings: dict[str, float] = {}
 
     keyword_f = _timed(timings, "keyword", lambda: clients.index.search(
@@ -72,8 +74,8 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
     vector = query_vector(clients.embedder, query, h.query_embedding_cache)
     semantic_f = _timed(timings, "semantic", lambda: clients.store.semantic_search(
-        world_id, vector, user_id=user_id, kinds=kinds, limit=depth, min_similarity=h.semantic_min_similarity,
-        context_weight=h.search_context_weight))
+        world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.search_semantic_candidates, limit),
+        min_similarity=h.semantic_min_similarity, context_weight=h.search_context_weight))
     entities = entities_f.result()
 
     def walk() -> tuple[dict[str, float], list[SemanticHit]]:
@@ -88,19 +90,24 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     rankings = {"keyword": [key(k.kind, k.doc_id) for k in keyword],
                 "semantic": [key(s.kind, s.doc_id) for s in semantic],
                 "graph": [key(g.kind, g.doc_id) for g in graph]}
-    candidates = list(dict.fromkeys(k for ranked in rankings.values() for k in ranked))
-    neighbours = _neighbours(clients, world_id, rankings, weights, h)
+    # The brains' candidates in weighted-RRF order, as many as fusion scores; then the turns around the best.
+    fused = rrf(rankings, weights, h.rrf_k)
+    candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.search_pool, limit)]
+    neighbours = _neighbours(clients, world_id, candidates, h)
     pool = list(dict.fromkeys([*candidates, *(n for near in neighbours.values() for n in near)]))
-    similarity = {key(s.kind, s.doc_id): s.score for s in semantic}
-    missing = [_ref(k) for k in pool if k not in similarity]
-    similarity.update({key(kind, doc_id): sim for (kind, doc_id), sim in clients.store.similarities(
-        world_id, missing, vector, context_weight=h.search_context_weight).items()})
-    docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, [_ref(k) for k in pool])
-            if user_id is None or d.user_id in (None, user_id)}
+    similarity: dict[Key, float] = {}
+    docs: dict[Key, IndexDocument] = {}
+    for d, sim in clients.store.candidate_documents(world_id, [_ref(k) for k in pool], vector,
+                                                    context_weight=h.search_context_weight):
+        if user_id is None or d.user_id in (None, user_id):
+            docs[key(d.kind, d.doc_id)] = d
+            if sim is not None:
+                similarity[key(d.kind, d.doc_id)] = sim
 
     query_entity_ids = [e.entity_id for e in entities]
     scored = fuse(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs,
-                  neighbours, query_entity_ids, now, h, speakers=[e.user_id for e in entities if e.user_id])
+                  neighbours, query_entity_ids, now, h, speakers=[e.user_id for e in entities if e.user_id],
+                  windows=windows)
     order = sorted(scored, key=lambda k: scored[k].score, reverse=True)[:limit]
     highlights = {key(k.kind, k.doc_id): k.highlights for k in keyword}
     names = {e.entity_id: e.name for e in entities}
@@ -109,7 +116,7 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     return SearchResponse(
         query=query, interpretation=_interpretation(intent, weights, entities, lexical_query), hits=hits,
         search_time_ms=round((time.perf_counter() - started) * 1000, 2), query_class=intent, weights=weights,
-        keyword_query=lexical_query, entities=entities, total_matches=len(scored),
+        keyword_query=lexical_query, entities=entities, total_matches=len(fused),
         brains={"keyword": BrainReport(candidates=len(keyword), elapsed_ms=timings.get("keyword", 0.0)),
                 "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
@@ -132,14 +139,12 @@ def _ref(k: Key) -> tuple[DocKind, str]:
     return kind, doc_id  # type: ignore[return-value]
 
 
-def _neighbours(clients: Clients, world_id: str, rankings: dict[str, list[Key]], weights: dict[str, float],
-                h: Heuristics) -> dict[Key, list[Key]]:
+def _neighbours(clients: Clients, world_id: str, candidates: list[Key], h: Heuristics) -> dict[Key, list[Key]]:
     """The turns before and after the best fused events: a reply is read with what it answers."""
     if h.search_expand_top <= 0 or (h.search_neighbour_weight <= 0 and h.search_session_weight <= 0):
         return {}
-    fused = rrf(rankings, weights, h.rrf_k)
-    best = [k for k in sorted(fused, key=lambda k: fused[k], reverse=True) if k.startswith("event:")]
-    adjacent = clients.store.adjacent_events(world_id, [_ref(k)[1] for k in best[: h.search_expand_top]])
+    best = [k for k in candidates if k.startswith("event:")][: h.search_expand_top]
+    adjacent = clients.store.adjacent_events(world_id, [_ref(k)[1] for k in best])
     return {key("event", e): [key("event", n) for n in near] for e, near in adjacent.items()}
 
 

@@ -3,6 +3,7 @@ AND / OR / NOT, prefix*. Helpers here rewrite it for engines and degrade it safe
 
 from __future__ import annotations
 
+import math
 import re
 
 QUERY_FIELDS = ("text", "speaker", "kind", "conversation")
@@ -47,3 +48,8 @@ def keyword_terms(query: str, stopwords: frozenset[str]) -> list[str]:
         if len(word) > 1 and word not in stopwords and "'" not in word and "’" not in word:
             terms[word] = None
     return list(terms)
+
+
+def bm25_idf(documents: int, containing: int) -> float:
+    """BM25's inverse document frequency (Lucene's form): ln(1 + (N - n + 0.5) / (n + 0.5))."""
+    return math.log(1.0 + (documents - containing + 0.5) / (containing + 0.5))

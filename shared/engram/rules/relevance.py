@@ -54,10 +54,11 @@ def propagate(scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str
               neighbour_weight: float, group_weight: float) -> dict[str, float]:
     """Context propagation: each document gains `neighbour_weight` times its best neighbour's score (the
     turn before or after it) and `group_weight` times the best score in its group (its conversation), both
-    measured above the lowest score so that nothing gains from an empty neighbourhood."""
+    measured above the median score (a typical candidate): only what stands out lifts its context."""
     if not scores:
         return {}
-    floor = min(scores.values())
+    ordered = sorted(scores.values())
+    floor = ordered[len(ordered) // 2]
     best_in_group: dict[str, float] = {}
     for doc, group in groups.items():
         if doc in scores:
@@ -67,5 +68,5 @@ def propagate(scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str
         near = max((scores[n] for n in neighbours.get(doc, ()) if n in scores), default=floor)
         in_group = groups.get(doc)
         best = best_in_group.get(in_group, floor) if in_group is not None else floor
-        out[doc] = score + neighbour_weight * (near - floor) + group_weight * (best - floor)
+        out[doc] = score + neighbour_weight * max(0.0, near - floor) + group_weight * max(0.0, best - floor)
     return out

@@ -22,7 +22,7 @@ class SearchRepo(PostgresBase):
         found: dict[tuple[str, str], IndexDocument] = {}
         with self.tx(world_id) as cur:
             for wanted_kind, ids in wanted.items():
-                cur.execute(_DOCUMENT_SQL[wanted_kind], (world_id, ids))
+                cur.execute(DOCUMENT_SQL[wanted_kind], (world_id, ids))
                 for r in cur.fetchall():
                     found[(wanted_kind, r["doc_id"])] = IndexDocument.model_validate(
                         {"world_id": world_id, "kind": wanted_kind, **r})
@@ -37,7 +37,7 @@ _SOURCE_EVENTS = (
     " JOIN semantic_memories sm ON sm.world_id = {table}.world_id AND sm.memory_id = s.id "
     " CROSS JOIN LATERAL unnest(sm.source_event_ids) AS f(x)) q GROUP BY x ORDER BY min(n))"
 )
-_DOCUMENT_SQL: dict[str, str] = {
+DOCUMENT_SQL: dict[str, str] = {
     "event": (
         # An event reads as who said what ("Dana: I moved to Lisbon"), as its vector does.
         f"SELECT event_id AS doc_id, {_SPEAKER} || ': ' || content AS text, user_id, conversation_id, "
@@ -54,7 +54,10 @@ _DOCUMENT_SQL: dict[str, str] = {
         "event_ids FROM episodic_memories WHERE world_id = %s AND memory_id = ANY(%s) AND status = 'active'"
     ),
     "semantic": (
-        f"SELECT m.memory_id AS doc_id, {_FACT_TEXT} AS text, m.user_id, m.created_at AS occurred_at, "
+        # A fact happened when it became true, in the conversation of the event that first stated it.
+        f"SELECT m.memory_id AS doc_id, {_FACT_TEXT} AS text, m.user_id, coalesce(m.valid_from, m.created_at) "
+        "AS occurred_at, (SELECT ev.conversation_id FROM chat_events ev WHERE ev.world_id = m.world_id "
+        "AND ev.event_id = m.source_event_ids[1]) AS conversation_id, "
         "m.confidence AS importance, array_remove(ARRAY[m.subject_entity_id, m.object_entity_id], NULL) AS entity_ids, "
         "m.source_event_ids AS event_ids, m.confidence, m.reinforcement_count AS reinforcements, "
         "m.last_validated_at AS validated_at FROM semantic_memories m LEFT JOIN canonical_entities s ON s.world_id = m.world_id "

@@ -272,14 +272,14 @@ class Heuristics(BaseModel):
     fusion_rank_weight: float = 0.3  # the brains' weighted RRF (k = rrf_k), scaled by the best fused document
     fusion_match_weight: float = 0.5  # how well the text matches: keyword and semantic scores, standardized
     fusion_signal_weight: float = 0.2  # the multi-signal relevance times effective confidence
-    fusion_match_keyword_share: float = 0.4  # keyword's share of the match; semantic has the rest
+    fusion_match_keyword_share: float = 0.5  # keyword's share of the match; semantic has the rest
     fusion_speaker_weight: float = 0.3  # an event said by a user the query names (their own words)
     fusion_time_weight: float = 0.6  # a document from a time window the query names ("in May 2022")
     search_time_slack_days: float = 14.0  # a window stretches this far past its end: things are told later
     search_time_half_life_days: float = 7.0  # outside it, the time signal halves every this many days
-    search_candidates: int = 300  # documents the keyword and graph brains hand to fusion
+    search_candidates: int = 150  # documents the keyword and graph brains hand to fusion
     search_semantic_candidates: int = 100  # nearest rows per kind from the semantic brain
-    search_pool: int = 400  # candidates fusion scores, the best by weighted RRF (with the turns around them)
+    search_pool: int = 250  # candidates fusion scores, the best by weighted RRF (with the turns around them)
     search_expand_top: int = 100  # the best fused events whose neighbouring turns join the candidates
     search_neighbour_weight: float = 0.4  # a turn gains this share of its best neighbouring turn's score
     search_session_weight: float = 0.4  # and this share of the best score in its conversation

@@ -248,13 +248,9 @@ class InsightStore(Protocol):
 
 
 class RetrievalStore(Protocol):
-    """What the search reads besides the semantic brain: similarity of candidates, the turns around an
-    event, the documents the graph reaches, find-similar, and traversals of the entity graph."""
+    """What the search reads besides the semantic brain: candidates with their similarity, the turns around
+    an event, the documents the graph reaches, find-similar, and traversals of the entity graph."""
 
-    def similarities(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
-                     context_weight: float = 0.0) -> dict[tuple[str, str], float]:
-        """Cosine similarity of each (kind, id) row to the vector; rows without a vector are left out."""
-        ...
     def candidate_documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
                             context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]:
         """`documents` with each row's cosine similarity to the vector (None for a row without one)."""

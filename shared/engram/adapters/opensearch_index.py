@@ -12,7 +12,7 @@ from opensearchpy.exceptions import ConnectionTimeout, RequestError, TransportEr
 
 from engram.errors import TransientStoreError
 from engram.model.search import DocKind, IndexDocument, KeywordHit
-from engram.rules.keyword_query import negations_as_minus, plain_terms
+from engram.rules.keyword_query import bm25_idf, has_syntax, negations_as_minus, plain_terms
 
 _MAPPINGS = {
     "properties": {
@@ -28,6 +28,9 @@ _MAPPINGS = {
         "importance": {"type": "float"},
     }
 }
+
+
+_FIELDS = ("text", "speaker")  # what a bare word searches
 
 
 class OpenSearchIndex:
@@ -89,6 +92,9 @@ class OpenSearchIndex:
         if kinds:
             filters.append({"terms": {"kind": list(kinds)}})
         try:
+            words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
+            if words:
+                return self._run(self._world_weighted(words, filters), filters, limit)
             return self._search(query, filters, limit)
         except RequestError:  # malformed syntax: search its plain words instead
             terms = plain_terms(query)
@@ -99,13 +105,36 @@ class OpenSearchIndex:
     def _search(self, query: str, filters: list[dict[str, Any]], limit: int) -> list[KeywordHit]:
         if not query.strip():
             return []
+        return self._run({"query_string": {"query": negations_as_minus(query), "fields": list(_FIELDS),
+                                           "default_operator": "OR"}}, filters, limit)
+
+    def _world_weighted(self, words: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+        """Plain words, any of which may match, each weighted by its rarity in the searched world rather than
+        in the whole index (BM25's idf from the world's document frequencies, as the tantivy adapter does):
+        one request counts every word in the world and everywhere, through filters aggregations."""
+        clauses = {f"{i}:{field}": {"match": {field: word}} for i, word in enumerate(dict.fromkeys(words))
+                   for field in _FIELDS}
+        counts = self.client.search(index=self.index, body={
+            "size": 0, "track_total_hits": True, "query": {"bool": {"filter": filters}},
+            "aggs": {"here": {"filters": {"filters": clauses}},
+                     "all": {"global": {}, "aggs": {"there": {"filters": {"filters": clauses}}}}}})
+        in_world = int(counts["hits"]["total"]["value"])
+        total = max(int(counts["aggregations"]["all"]["doc_count"]), 1)
+        here = counts["aggregations"]["here"]["buckets"]
+        there = counts["aggregations"]["all"]["there"]["buckets"]
+        should = []
+        for name, clause in clauses.items():
+            n_here, n_there = int(here[name]["doc_count"]), int(there[name]["doc_count"])
+            if n_here and n_there:
+                boost = bm25_idf(in_world, n_here) / bm25_idf(total, n_there)
+                field, word = next(iter(clause["match"].items()))
+                should.append({"match": {field: {"query": word, "boost": round(boost, 6)}}})
+        return {"bool": {"should": should, "minimum_should_match": 1}} if should else {"match_none": {}}
+
+    def _run(self, query: dict[str, Any], filters: list[dict[str, Any]], limit: int) -> list[KeywordHit]:
         body = {
             "size": limit,
-            "query": {"bool": {
-                "must": [{"query_string": {"query": negations_as_minus(query), "fields": ["text", "speaker"],
-                                           "default_operator": "OR"}}],
-                "filter": filters,
-            }},
+            "query": {"bool": {"must": [query], "filter": filters}},
             "highlight": {"fields": {"text": {}}, "pre_tags": ["<b>"], "post_tags": ["</b>"]},
         }
         result = self.client.search(index=self.index, body=body)

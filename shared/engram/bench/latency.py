@@ -54,15 +54,15 @@ class LatencyResult:
 
 
 def run(memories: int = 100_000, *, texts: list[str] | None = None, queries: list[str] | None = None,
-        progress: Progress = print, measure_minilm: bool = True) -> LatencyResult:
-    """Load a world of `memories` events into a fresh embedded stack and time searches over it."""
+        progress: Progress = print, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
+    """Load a world of `memories` events into a fresh embedded stack and time `timed` searches over it."""
     with tempfile.TemporaryDirectory(prefix="engram-latency-") as tmp:
         return run_in(Path(tmp), memories, texts=texts, queries=queries, progress=progress,
-                      measure_minilm=measure_minilm)
+                      measure_minilm=measure_minilm, timed=timed)
 
 
 def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, queries: list[str] | None = None,
-           progress: Progress = print, measure_minilm: bool = True) -> LatencyResult:
+           progress: Progress = print, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
     """`run` in a data directory of the caller's (a world already loaded there is reused)."""
     from engram.adapters.embedders import HashEmbedder
     from engram.adapters.offline_llm import OfflineLLM
@@ -76,34 +76,36 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     texts = texts or [f"I talked with my friend about the {w} and the weekend trip to the lake" for w in
                       ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")]
     queries = queries or ["What did we say about the garden?"]
-    if True:
-        server = start_embedded_postgres(data_dir)
-        try:
-            url = ensure_database(server, "engram")
-            apply_migrations(url, DIM)
-            store = PostgresStore(url, max_size=4)
-            index = TantivyIndex(data_dir / "index")
-            clients = Clients(settings=Settings(data_dir=data_dir, embedder="hash", llm="offline"), store=store,
-                              index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())
-            started = loaded = built = time.perf_counter()
-            if not (data_dir / "loaded").exists():
-                _load(store, memories, texts)
-                loaded = time.perf_counter()
-                progress(f"loaded {memories:,} events, {ENTITIES:,} entities in {loaded - started:.1f} s")
-                _build_indexes(store)
-                built = time.perf_counter()
-                progress(f"built the HNSW indexes in {built - loaded:.1f} s")
-                _keyword_index(store, index, memories)
-                progress(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
-                (data_dir / "loaded").touch()
-            vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
-            bare = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), QUERIES)
-            fused = _time(lambda i: search(clients, WORLD, queries[i % len(queries)], user_id=None, limit=10), QUERIES)
-            progress(f"fused search p95 {fused['p95']} ms, bare top-k p95 {bare['p95']} ms")
-            index.close()
-            store.close()
-        finally:
-            server.cleanup()
+    # Every fourth query names an entity of the world, so the graph brain walks and ranks too.
+    queries = [f"What did Entity {USERS + (i * 37) % (ENTITIES - USERS)} say about it? {q}" if i % 4 == 0 else q
+               for i, q in enumerate(queries)]
+    server = start_embedded_postgres(data_dir)
+    try:
+        url = ensure_database(server, "engram")
+        apply_migrations(url, DIM)
+        store = PostgresStore(url, max_size=4)
+        index = TantivyIndex(data_dir / "index")
+        clients = Clients(settings=Settings(data_dir=data_dir, embedder="hash", llm="offline"), store=store,
+                          index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())
+        started = loaded = built = time.perf_counter()
+        if not (data_dir / "loaded").exists():
+            _load(store, memories, texts)
+            loaded = time.perf_counter()
+            progress(f"loaded {memories:,} events, {ENTITIES:,} entities in {loaded - started:.1f} s")
+            _build_indexes(store)
+            built = time.perf_counter()
+            progress(f"built the HNSW indexes in {built - loaded:.1f} s")
+            _keyword_index(store, index, memories)
+            progress(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
+            (data_dir / "loaded").touch()
+        vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
+        bare = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed)
+        fused = _time(lambda i: search(clients, WORLD, queries[i % len(queries)], user_id=None, limit=10), timed)
+        progress(f"fused search p95 {fused['p95']} ms, bare top-k p95 {bare['p95']} ms")
+        index.close()
+        store.close()
+    finally:
+        server.cleanup()
     return LatencyResult(memories=memories, fused_ms=fused, bare_ms=bare, load_s=loaded - started,
                          index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None)
 
@@ -176,7 +178,7 @@ def _bare_top_k(store: Any, vector: np.ndarray) -> None:
 
 
 def _time(call: Callable[[int], object], n: int) -> dict[str, float]:
-    for i in range(WARMUP):
+    for i in range(min(WARMUP, n)):
         call(i)
     times = []
     for i in range(n):

@@ -35,7 +35,8 @@ from engram.model.search import SearchHit
 from engram.service import Clients
 
 HELD_OUT = ("conv-42", "conv-43")  # never looked at while tuning: reported apart
-DEPTH = 20  # hits asked of every system per question (the deepest cutoff scored)
+DEPTH = 20  # events scored per question and system (the deepest cutoff)
+HITS = 50  # hits asked of engram: an entity hit stands for no event, a memory for several
 SYSTEMS = ("engram", "bm25", "dense", "bm25+dense rrf")
 # Modules whose code decides what an ingested world holds: a cached world is reused only while they are unchanged.
 _INGEST_MODULES = ("ingest.py", "resolution.py", "extraction.py", "signals.py", "consolidation.py",
@@ -120,14 +121,14 @@ def _engram_rankings(clients: Clients, conversations: list[Conversation],
         known = {t.dia_id for t in conv.turns}
         for qi, q in enumerate(conv.questions):
             started = time.perf_counter()
-            result = search(clients, world, q.question, user_id=None, limit=DEPTH)
+            result = search(clients, world, q.question, user_id=None, limit=HITS)
             latencies.append((time.perf_counter() - started) * 1000)
             events: dict[str, None] = {}
             for hit in result.hits:
                 for event_id in source_events(hit):
                     if event_id in known:
                         events.setdefault(event_id, None)
-            ranked[(conv.sample_id, qi)] = list(events)
+            ranked[(conv.sample_id, qi)] = list(events)[:DEPTH]
         progress(f"searched {world}: {len(conv.questions)} questions")
     return ranked, latencies
 

@@ -35,10 +35,11 @@ from engram.model.events import (
 from engram.model.insights import ConversationInsights, Intervention
 from engram.model.memories import MemoryConflict
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
-from engram.model.search import SearchResponse
+from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
 from engram.query import service as queries
 from engram.resolution import pending_disambiguations, settle_disambiguation
+from engram.retrieval.search import find_similar
 from engram.retrieval.search import search as fused_search
 from engram.service import get_clients
 from engram.signals import list_signals, set_assumption_status
@@ -98,6 +99,13 @@ def search(world: World, q: Annotated[str, Query(min_length=1, max_length=1000)]
            user_id: Annotated[str | None, Query(pattern=ID)] = None,
            limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
     return fused_search(get_clients(), world, q, user_id=user_id, limit=limit)
+
+
+@api_router.get("/v1/worlds/<world>/similar", summary="Memories or entities nearest one memory or entity by meaning")
+def similar(world: World, kind: Annotated[str, Query(pattern="^(event|episodic|semantic|summary|procedural|entity)$")],
+            id: Annotated[str, Query(pattern=ID)],
+            limit: Annotated[int, Query(ge=1, le=50)] = 10) -> list[SearchHit]:
+    return find_similar(get_clients(), world, kind, id, limit=limit)  # type: ignore[arg-type]
 
 
 @api_router.get("/v1/worlds/<world>/entities",

@@ -89,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="ingest into a temporary directory, kept nowhere")
     p.add_argument("--held-out", default="conv-42,conv-43",
                    help="conversations reported apart as never tuned on (default %(default)s)")
+    p = benches.add_parser("latency", help="fused search latency at N memories in one world, next to a bare top-k")
+    p.set_defaults(run=_bench_latency)
+    p.add_argument("--memories", type=int, default=100_000)
+    p.add_argument("--out", type=Path, required=True, help="directory for latency.json")
     return parser
 
 
@@ -201,9 +205,15 @@ def _search(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(body, indent=2))
         return 0
-    print(f"{body.get('interpretation', '')} ({body.get('search_time_ms', 0):.1f} ms)")
+    print(f"{body.get('interpretation', '')} ({body.get('search_time_ms', 0):.1f} ms, "
+          f"{body.get('total_matches', 0)} matches)")
     for i, hit in enumerate(body.get("hits", []), 1):
         print(f"{i:>2}. [{hit['kind']}] {hit['doc_id']} {hit['score']:.3f} {hit['text'][:100]}")
+        if hit.get("explanation"):
+            print(f"      {hit['explanation']}")
+    suggestions = body.get("serendipity") or []
+    if suggestions:
+        print("see also: " + ", ".join(f"{s['name']} ({s['reason']})" for s in suggestions))
     return 0
 
 
@@ -214,14 +224,34 @@ def _consolidate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quiet() -> None:
+    import warnings
+
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+
 def _bench_retrieval(args: argparse.Namespace) -> int:
     from engram.bench.retrieval import run, table
 
+    _quiet()
     held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
     outcome = run(args.dataset, args.out, cache_dir=None if args.no_cache else args.cache, held_out=held_out,
                   progress=lambda line: print(f"engram: {line}", flush=True))
     print(table(outcome.document))
     print(f"(written to {args.out / 'retrieval.json'})")
+    return 0
+
+
+def _bench_latency(args: argparse.Namespace) -> int:
+    from engram.bench.latency import run
+
+    _quiet()
+    result = run(args.memories, progress=lambda line: print(f"engram: {line}", flush=True))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "latency.json").write_text(json.dumps(result.document(), indent=2))
+    print(f"fused search   p50 {result.fused_ms['p50']:8.2f} ms   p95 {result.fused_ms['p95']:8.2f} ms")
+    print(f"bare top-k     p50 {result.bare_ms['p50']:8.2f} ms   p95 {result.bare_ms['p95']:8.2f} ms")
+    print(f"(written to {args.out / 'latency.json'})")
     return 0
 
 

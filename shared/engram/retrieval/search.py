@@ -36,7 +36,7 @@ from engram.rules.text import STOPWORDS
 from engram.service import Clients
 
 SEARCHABLE: tuple[DocKind, ...] = ("event", "episodic", "semantic", "summary", "procedural", "entity")
-_BRAINS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram-brain")
+_BRAINS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engram-brain")  # shared by concurrent searches
 T = TypeVar("T")
 
 
@@ -47,12 +47,6 @@ def keyword_query(query: str) -> str:
     if has_syntax(query):
         return query
     return " ".join(keyword_terms(query, STOPWORDS))
-
-
-def query_entities(clients: Clients, world_id: str, query: str, user_id: str | None) -> list[str]:
-    """Ids of the entities a query names (read-only resolution)."""
-    h = clients.heuristics_for(world_id)
-    return [e.entity_id for e in question_entities(clients, world_id, query, user_id, h)]
 
 
 def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, limit: int = 10,
@@ -122,6 +116,25 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
         serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h),
     )
+
+
+def find_similar(clients: Clients, world_id: str, kind: DocKind, doc_id: str, *, limit: int = 10,
+                 kinds: Sequence[DocKind] | None = None) -> list[SearchHit]:
+    """The memories (or entities) nearest one memory or entity by meaning, at least as similar as the
+    semantic threshold, each with the one line that says why."""
+    h = clients.heuristics_for(world_id)
+    near = clients.store.similar_to(world_id, kind, doc_id, kinds=tuple(kinds or SEARCHABLE), limit=limit,
+                                    min_similarity=h.semantic_min_similarity)
+    docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, [(s.kind, s.doc_id) for s in near])}
+    hits = []
+    for s in near:
+        doc = docs.get(key(s.kind, s.doc_id))
+        if doc is not None:
+            hits.append(SearchHit(doc_id=doc.doc_id, kind=doc.kind, text=doc.text, score=round(s.score, 4),
+                                  entity_ids=doc.entity_ids, user_id=doc.user_id, conversation_id=doc.conversation_id,
+                                  occurred_at=doc.occurred_at, event_ids=doc.event_ids,
+                                  explanation=f"cosine {s.score:.2f} to {kind} {doc_id}"))
+    return hits
 
 
 def _timed(timings: dict[str, float], name: str, work: Callable[[], T]) -> Future[T]:

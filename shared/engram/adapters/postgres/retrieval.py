@@ -1,7 +1,8 @@
-"""PostgreSQL repository: what the search reads at query time. The semantic brain (pgvector HNSW, one
-ORDER BY ... LIMIT per table so the index serves it, iterative scan so filters keep full result sets),
-similarity of any candidate to the query, the turns around an event, the documents the graph brain
-reaches from the question's entities, and find-similar. Every statement filters on world_id."""
+"""PostgreSQL repository: what the search reads, and only reads, at query time. The semantic brain
+(pgvector HNSW, one ORDER BY ... LIMIT per table so the index serves it, iterative scan so filters keep
+full result sets), the candidates' documents with their similarity to the query, the turns around an
+event, the documents the graph brain reaches from the question's entities, and find-similar. Every
+statement filters on world_id."""
 
 from __future__ import annotations
 
@@ -62,22 +63,6 @@ class RetrievalRepo(PostgresBase):
                         hits[(kind, r["id"])] = float(r["sim"])
         ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
         return [SemanticHit(doc_id=doc_id, kind=kind, score=sim) for (kind, doc_id), sim in ranked]  # type: ignore[arg-type]
-
-    def similarities(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
-                     context_weight: float = 0.0) -> dict[tuple[str, str], float]:
-        """Cosine similarity of each given row to the query vector (rows without a vector are left out)."""
-        wanted: dict[str, list[str]] = defaultdict(list)
-        for kind, doc_id in refs:
-            wanted[kind].append(doc_id)
-        out: dict[tuple[str, str], float] = {}
-        with self.tx(world_id) as cur:
-            for wanted_kind, ids in wanted.items():
-                table, id_col, _extra = _VECTOR_TABLES[wanted_kind]
-                cur.execute(f"SELECT {id_col} AS id, {_similarity(wanted_kind, context_weight)} AS sim FROM {table} "
-                            f"WHERE world_id = %(w)s AND {id_col} = ANY(%(ids)s) AND embedding IS NOT NULL",
-                            {"q": to_vector(embedding), "w": world_id, "ids": ids, "cw": context_weight})
-                out.update({(wanted_kind, r["id"]): float(r["sim"]) for r in cur.fetchall()})
-        return out
 
     def candidate_documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
                             context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]:
@@ -176,11 +161,6 @@ class RetrievalRepo(PostgresBase):
                 hits += [SemanticHit(doc_id=r["id"], kind=kind, score=float(r["score"])) for r in cur.fetchall()]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:limit]
-
-    def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
-        with self.tx(world_id) as cur:
-            cur.executemany("UPDATE canonical_entities SET embedding = %s WHERE world_id = %s AND entity_id = %s",
-                            [(to_vector(v), world_id, k) for k, v in embeddings.items()])
 
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
                    min_similarity: float) -> list[SemanticHit]:

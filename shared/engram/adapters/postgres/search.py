@@ -1,11 +1,12 @@
-"""PostgreSQL repository: the documents the keyword index holds (and the search shows), by kind and id."""
+"""PostgreSQL repository: the documents the keyword index holds (and the search shows), by kind and id,
+and the entity vectors made of them."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
 
-from engram.adapters.postgres.base import PostgresBase
+from engram.adapters.postgres.base import PostgresBase, to_vector
 from engram.model.search import DocKind, IndexDocument
 
 _SPEAKER = "coalesce(nullif(metadata->>'speaker', ''), CASE WHEN role = 'user' THEN user_id ELSE role END)"
@@ -27,6 +28,11 @@ class SearchRepo(PostgresBase):
                     found[(wanted_kind, r["doc_id"])] = IndexDocument.model_validate(
                         {"world_id": world_id, "kind": wanted_kind, **r})
         return [found[(k, i)] for k, i in refs if (k, i) in found]
+
+    def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
+        with self.tx(world_id) as cur:
+            cur.executemany("UPDATE canonical_entities SET embedding = %s WHERE world_id = %s AND entity_id = %s",
+                            [(to_vector(v), world_id, k) for k, v in embeddings.items()])
 
 
 # A summary's or pattern's events: the events among its sources, then the sources of the facts among them.

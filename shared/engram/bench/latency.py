@@ -77,7 +77,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
                       ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")]
     queries = queries or ["What did we say about the garden?"]
     # Every fourth query names an entity of the world, so the graph brain walks and ranks too.
-    queries = [f"What did Entity {USERS + (i * 37) % (ENTITIES - USERS)} say about it? {q}" if i % 4 == 0 else q
+    queries = [f"What did Person{USERS + (i * 37) % (ENTITIES - USERS)} say about it? {q}" if i % 4 == 0 else q
                for i, q in enumerate(queries)]
     server = start_embedded_postgres(data_dir)
     try:
@@ -131,8 +131,8 @@ def _load(store: Any, memories: int, texts: list[str]) -> None:
                                     own[i], context[i]))
         cur.execute(
             "INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name, entity_type, external_ref) "
-            "SELECT %s, 'ent' || i, CASE WHEN i < %s THEN 'u' || i ELSE 'Entity ' || i END, "
-            "CASE WHEN i < %s THEN 'u' || i ELSE 'entity ' || i END, 'person', "
+            "SELECT %s, 'ent' || i, CASE WHEN i < %s THEN 'u' || i ELSE 'Person' || i END, "
+            "CASE WHEN i < %s THEN 'u' || i ELSE 'person' || i END, 'person', "
             "CASE WHEN i < %s THEN 'user:u' || i END FROM generate_series(0, %s - 1) i",
             (WORLD, USERS, USERS, USERS, ENTITIES))
         cur.execute("INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, confidence, source) "
@@ -140,7 +140,7 @@ def _load(store: Any, memories: int, texts: list[str]) -> None:
                     "WHERE world_id = %s", (WORLD,))
         cur.execute(
             "INSERT INTO entity_mentions (world_id, event_id, mention, kind, span_start, span_end, entity_id, method, "
-            "confidence) SELECT %s, 'e' || k, 'Entity ' || (%s + k %% (%s - %s)), 'name', 0, 6, "
+            "confidence) SELECT %s, 'e' || k, 'Person' || (%s + k %% (%s - %s)), 'name', 0, 6, "
             "'ent' || (%s + k %% (%s - %s)), 'exact', 1.0 FROM generate_series(0, %s - 1) k",
             (WORLD, USERS, ENTITIES, USERS, USERS, ENTITIES, USERS, memories))
         cur.execute(

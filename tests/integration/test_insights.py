@@ -8,9 +8,7 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -18,7 +16,8 @@ from engram.extraction import extract_events
 from engram.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.model.insights import InflectionAssessment, Intervention
-from engram.service import Clients, set_clients
+from engram.service import Clients
+from tests.asgi import api_client
 from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.integration
@@ -213,21 +212,8 @@ def test_another_world_sees_none_of_it(clients: Clients, research: list[tuple[st
 # ---------------------------------------------------------------- the HTTP API
 @pytest.fixture(scope="module")
 def call(clients: Clients) -> Iterator[Callable[..., httpx.Response]]:
-    from engram.local.server import build_app
-
-    set_clients(clients)
-    app = build_app()
-
-    def request(method: str, path: str, **kwargs: Any) -> httpx.Response:
-        async def send() -> httpx.Response:
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),  # type: ignore[arg-type]
-                                         base_url="http://engram.local") as client:
-                return await client.request(method, path, **kwargs)
-
-        return anyio.run(send)
-
-    yield request
-    set_clients(None)
+    with api_client(clients) as client:
+        yield client.request
 
 
 def test_the_insights_route_shows_the_current_inflection(call: Callable[..., httpx.Response],

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -16,8 +15,9 @@ from engram.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.model.signals import SignalCursor
 from engram.resolution import resolve_events
-from engram.service import Clients, set_clients
+from engram.service import Clients
 from engram.signals import extract_signals
+from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -131,21 +131,8 @@ def test_a_step_that_loses_the_cursor_race_plans_again_and_loses_no_turn(
 # ---------------------------------------------------------------- the HTTP API
 @pytest.fixture(scope="module")
 def call(clients: Clients, first_batch: dict[str, int]) -> Iterator[Callable[..., httpx.Response]]:
-    from engram.local.server import build_app
-
-    set_clients(clients)
-    app = build_app()
-
-    def request(method: str, path: str, **kwargs: Any) -> httpx.Response:
-        async def send() -> httpx.Response:
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),  # type: ignore[arg-type]
-                                         base_url="http://engram.local") as client:
-                return await client.request(method, path, **kwargs)
-
-        return anyio.run(send)
-
-    yield request
-    set_clients(None)
+    with api_client(clients) as client:
+        yield client.request
 
 
 def test_the_signals_route_lists_a_conversation_s_signals_by_type(call: Callable[..., httpx.Response]) -> None:

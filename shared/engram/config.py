@@ -303,10 +303,15 @@ class Heuristics(BaseModel):
     web_search_max_results: int = 3
 
     def with_overrides(self, overrides: dict[str, object] | None) -> Heuristics:
-        """These heuristics with a world's overrides applied (unknown keys are an error)."""
+        """These heuristics with a world's overrides applied (unknown keys are an error). A table-valued
+        heuristic (base_importance, tag_keywords, rank_source_weights) is merged key by key, so a world that
+        overrides one content type's score keeps the others and the `default`."""
         if not overrides:
             return self
-        return Heuristics.model_validate({**self.model_dump(), **overrides})
+        current = self.model_dump()
+        merged = {key: {**current[key], **value} if isinstance(current.get(key), dict) and isinstance(value, dict)
+                  else value for key, value in overrides.items()}
+        return Heuristics.model_validate({**current, **merged})
 
 
 DEFAULT_HEURISTICS = Heuristics()

@@ -76,6 +76,13 @@ def test_a_world_can_tune_bases_keywords_boost_and_cap() -> None:
     assert importance("I always prefer tea.", "userinput", tuned) == 0.4
 
 
+def test_a_world_overriding_one_base_score_keeps_the_others_and_the_default() -> None:
+    tuned = H.with_overrides({"base_importance": {"userinput": 0.6}})
+    assert importance("ok", "userinput", tuned) == 0.6
+    assert importance("ok", "assistantresponse", tuned) == 0.3
+    assert importance("ok", "no-such-type", tuned) == 0.5
+
+
 @given(content=st.text(max_size=200), content_type=st.sampled_from([*CONTENT_TYPES, "unknown"]))
 def test_importance_is_always_between_zero_and_one(content: str, content_type: str) -> None:
     assert 0.0 <= importance(content, content_type, H) <= 1.0

@@ -28,7 +28,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
 from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult
-from engram.model.memories import MemoryConflict
+from engram.model.memories import ConflictDetail
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 
@@ -161,8 +161,13 @@ class Routes:
                     params={"layer": layer, "limit": limit})
 
     @staticmethod
-    def conflicts(world: str, *, status: str | None) -> Call[list[MemoryConflict]]:
-        return Call("GET", f"/v1/worlds/{world}/conflicts", _model(list[MemoryConflict]), params=_params(status=status))
+    def conflicts(world: str, *, status: str | None) -> Call[list[ConflictDetail]]:
+        return Call("GET", f"/v1/worlds/{world}/conflicts", _model(list[ConflictDetail]), params=_params(status=status))
+
+    @staticmethod
+    def resolve_conflict(world: str, conflict_id: str, body: dict[str, Any]) -> Call[ConflictDetail]:
+        return Call("POST", f"/v1/worlds/{world}/conflicts/{conflict_id}/resolution", _model(ConflictDetail),
+                    json=body)
 
     @staticmethod
     def erase_user(world: str, user_id: str) -> Call[Erasure]:
@@ -285,8 +290,14 @@ class EngramClient:
     def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[dict[str, Any]]:
         return self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
 
-    def conflicts(self, world: str, *, status: str | None = None) -> list[MemoryConflict]:
+    def conflicts(self, world: str, *, status: str | None = None) -> list[ConflictDetail]:
         return self.run(Routes.conflicts(world, status=status))
+
+    def resolve_conflict(self, world: str, conflict_id: str, *, winner_memory_id: str | None = None,
+                         keep_both: bool = False, note: str | None = None) -> ConflictDetail:
+        """Keep one memory of a conflict (the other is superseded) or both."""
+        return self.run(Routes.resolve_conflict(world, conflict_id, _params(
+            winner_memory_id=winner_memory_id, keep_both=keep_both or None, note=note)))
 
     def erase_user(self, world: str, user_id: str) -> Erasure:
         return self.run(Routes.erase_user(world, user_id))
@@ -371,8 +382,13 @@ class AsyncEngramClient:
                        ) -> list[dict[str, Any]]:
         return await self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
 
-    async def conflicts(self, world: str, *, status: str | None = None) -> list[MemoryConflict]:
+    async def conflicts(self, world: str, *, status: str | None = None) -> list[ConflictDetail]:
         return await self.run(Routes.conflicts(world, status=status))
+
+    async def resolve_conflict(self, world: str, conflict_id: str, *, winner_memory_id: str | None = None,
+                               keep_both: bool = False, note: str | None = None) -> ConflictDetail:
+        return await self.run(Routes.resolve_conflict(world, conflict_id, _params(
+            winner_memory_id=winner_memory_id, keep_both=keep_both or None, note=note)))
 
     async def erase_user(self, world: str, user_id: str) -> Erasure:
         return await self.run(Routes.erase_user(world, user_id))

@@ -165,11 +165,16 @@ class Heuristics(BaseModel):
     entity_detail_max_facts: int = 50
 
     # extract / lifecycle
-    extraction_window: int = 10
+    extraction_window: int = 10  # extractable events of one conversation per model call
     max_confidence: float = 0.95
-    reinforce_step: float = 0.05
+    reinforce_gain: float = 0.3  # a restatement closes this share of the gap to max_confidence (diminishing)
+    fact_source_weights: dict[str, float] = {"user": 1.0, "reported": 0.9, "domain": 1.0}
+    # Predicates that hold one value at a time: a different object is a conflict, not a second fact.
+    single_valued_predicates: tuple[str, ...] = ("name", "lives_in", "works_at", "works_as", "age", "birthday",
+                                                 "married_to", "favorite_color", "favorite_food")
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
+    cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
 
     # extract: signals (when a conversation's new turns are read for signals, and how)
@@ -254,6 +259,17 @@ class Heuristics(BaseModel):
     max_initial_entities: int = 10
     context_token_budget: int = 6_000
     chars_per_token: float = 4.0
+    query_initial_hits: int = 10  # fused search hits in the first context
+    query_relationship_entities: int = 3  # entities whose direct relationships join the first context
+    context_keep_at_least: int = 5  # thinning never drops below this many items
+    context_summary_body_chars: int = 300  # thinning strips summaries (and any longer body) to this
+    context_compact_conversation: int = 3  # conversation lines kept when the context is compacted
+    entity_record_max_facts: int = 20  # facts in an expanded entity's full record
+    capability_max_results: int = 10  # items one capability request may add
+    answer_high_confidence: float = 0.75  # at or above: "high"
+    answer_medium_confidence: float = 0.45  # at or above: "medium", else "low"
+    answer_degraded_confidence: float = 0.3  # the cap of an answer forced by an invalid request or the model's outage
+    fallback_answer_items: int = 3  # items an answer from retrieval alone (the model unavailable) quotes
 
     # consolidation
     summary_max_items: int = 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,9 +15,16 @@ from engram.insights import update_insights
 from engram.model.common import new_id, utcnow
 from engram.model.entities import EntityAlias, RecordedMention, Relationship
 from engram.model.events import StoredEvent
-from engram.model.memories import EpisodicMemory, MemoryConflict, SemanticMemory
+from engram.model.memories import (
+    ConfidenceFactors,
+    ConflictKind,
+    EpisodeEntity,
+    EpisodicMemory,
+    MemoryConflict,
+    SemanticMemory,
+)
 from engram.observability import logger
-from engram.ports import ExtractedTriple
+from engram.ports import ExtractedTriple, KnownFact, Usage
 from engram.resolution import (
     ResolutionScope,
     coreference_task,
@@ -27,13 +34,12 @@ from engram.resolution import (
     window_events,
 )
 from engram.rules.classify import EXTRACTABLE, classify
+from engram.rules.confidence import initial_factors, reinforced, stored_confidence
+from engram.rules.conflicts import Side, decide
 from engram.rules.mentions import PRONOUNS
 from engram.rules.utterance import in_context, utterance
 from engram.service import Clients
 from engram.signals import extract_signals
-
-# Predicates that hold one value at a time: a different object is a conflict, not a second fact.
-SINGLE_VALUED = frozenset({"name", "lives_in", "works_at", "works_as", "age", "birthday", "married_to"})
 
 
 def _stable_id(prefix: str, *parts: str) -> str:
@@ -48,8 +54,9 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
     h = clients.heuristics_for(world_id)
     events = sorted(clients.store.get_events(world_id, event_ids), key=lambda e: e.occurred_at)
     _embed_events(clients, world_id, events, h)
-    counts = {"windows": 0, "facts_created": 0, "facts_reinforced": 0, "conflicts": 0, "episodes": 0,
-              "failed_events": 0}
+    counts = {"windows": 0, "facts_created": 0, "facts_reinforced": 0, "conflicts": 0, "conflicts_open": 0,
+              "episodes": 0, "failed_events": 0, "model_calls": 0, "model_requests": 0, "input_tokens": 0,
+              "output_tokens": 0}
     by_conversation: dict[str, list[StoredEvent]] = defaultdict(list)
     for e in events:
         if e.role == "user" and classify(e.content) in EXTRACTABLE:
@@ -103,31 +110,53 @@ def _extract_window(clients: Clients, world_id: str, window: list[StoredEvent], 
     scope = ResolutionScope.read(clients, world_id, h)
     task = coreference_task(clients, scope, window)
     reply = clients.llm.extract(window_events(window), known, references=task.references, candidates=task.candidates)
+    _count_call(counts, reply.usage)
     counts["coreferences"] = counts.get("coreferences", 0) + link_references(
         clients, scope, window, task, reply.value.coreferences)
     by_id = {e.event_id: e for e in window}
     names = _MentionNames(scope, store.recorded_mentions(world_id, list(by_id)))
-    touched_entities: set[str] = {ent.entity_id for ent in speakers.values()}
+    roles: dict[str, set[str]] = defaultdict(set)
+    for ent in speakers.values():
+        roles[ent.entity_id].add("speaker")
     # The model may cite a message outside the window: such triples are ignored.
     triples = [t for t in reply.value.triples if t.event_id in by_id]
     episode_content = " ".join(e.content for e in window)
     # One embedding call per window: every fact it may create, and its episode.
     *fact_vectors, episode_vector = clients.embedder.embed([*(_fact_text(t) for t in triples), episode_content])
+    stated: list[SemanticMemory] = []
     for triple, vector in zip(triples, fact_vectors, strict=True):
-        entity_ids = _apply_triple(clients, world_id, by_id[triple.event_id], triple, h, now, counts, names,
-                                   vector=vector)
-        touched_entities.update(entity_ids)
-    mentioned = store.event_entity_ids(world_id, list(by_id))
-    for ids in mentioned.values():
-        touched_entities.update(ids)
+        outcome = _apply_triple(clients, world_id, by_id[triple.event_id], triple, h, now, counts, names,
+                                vector=vector)
+        if outcome is None:
+            continue
+        roles[outcome.subject_entity_id].add("subject")
+        if outcome.object_entity_id is not None:
+            roles[outcome.object_entity_id].add("object")
+        if outcome.memory_id not in {f.memory_id for f in stated}:
+            stated.append(outcome)
+    _cross_predicate_conflicts(clients, world_id, stated, by_id, h, now, counts)
+    for ids in store.event_entity_ids(world_id, list(by_id)).values():
+        for entity_id in ids:
+            roles[entity_id].add("mentioned")
+    entities = {e.entity_id: e for e in store.get_entities(world_id, list(roles))}
     episode = EpisodicMemory(
         world_id=world_id, memory_id=_stable_id("epi", world_id, *sorted(by_id)), user_id=window[0].user_id,
         conversation_id=window[0].conversation_id, content=episode_content,
-        event_ids=list(by_id), entity_ids=sorted(touched_entities), importance=max(e.importance for e in window),
+        event_ids=list(by_id), entity_ids=sorted(roles), importance=max(e.importance for e in window),
         occurred_at=window[0].occurred_at,
+        entities=[EpisodeEntity(entity_id=i, name=entities[i].name, entity_type=entities[i].entity_type,
+                                roles=sorted(roles[i])) for i in sorted(roles) if i in entities],
     )
     store.insert_episodic(episode, episode_vector)
     counts["episodes"] += 1
+
+
+def _count_call(counts: dict[str, int], usage: Usage) -> None:
+    """One call through the model port; its requests (a retry of invalid output is a second) and tokens."""
+    counts["model_calls"] = counts.get("model_calls", 0) + 1
+    counts["model_requests"] = counts.get("model_requests", 0) + usage.calls
+    counts["input_tokens"] = counts.get("input_tokens", 0) + usage.input_tokens
+    counts["output_tokens"] = counts.get("output_tokens", 0) + usage.output_tokens
 
 
 def _fact_text(triple: ExtractedTriple) -> str:
@@ -135,96 +164,173 @@ def _fact_text(triple: ExtractedTriple) -> str:
     return f"{triple.subject} {triple.predicate.replace('_', ' ')} {triple.object}"
 
 
+def _same_value(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
 def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
                   now: datetime, counts: dict[str, int], names: _MentionNames, *,
-                  vector: Sequence[float] | None = None) -> list[str]:
-    """Create, reinforce, supersede or conflict one fact; returns the entity ids it touched."""
+                  vector: Sequence[float] | None = None) -> SemanticMemory | None:
+    """The lifecycle of one triple: the same value reinforces; a different value of a single-valued predicate
+    is a conflict the rules settle or leave to the user; otherwise a new fact. Returns the fact this event
+    stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
+    cap = h.max_confidence
     subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
-        return []
+        return None
     object_id = names.entity_for(clients, event, triple.object) if triple.object_is_entity else None
-    if triple.predicate == "name" and triple.subject == event.user_id:
+    speaker_id = names.scope.user_entity_id(clients, event.user_id)
+    if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
-                                    user_id=None, confidence=min(h.max_confidence, triple.confidence), source="user"))
-    confidence = min(h.max_confidence, triple.confidence)
+                                    user_id=None, confidence=min(cap, triple.confidence), source="user"))
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"))
-    if any(event.event_id in f.source_event_ids and f.object_value.lower() == triple.object.lower() for f in known):
-        return [i for i in (subject_id, object_id) if i]  # this event's fact was applied already: a re-run
-    existing = [f for f in known if f.status == "active"]
-    same = [f for f in existing if f.object_value.lower() == triple.object.lower()]
+    for f in known:
+        if event.event_id in f.source_event_ids and _same_value(f.object_value, triple.object):
+            if f.status == "active" and f.object_entity_id is not None:
+                relate_fact(clients, f, event.event_id, now)  # a re-run: make sure the edge stands, change nothing else
+            return f
+    active = [f for f in known if f.status == "active"]
+    same = [f for f in active if _same_value(f.object_value, triple.object)]
     if same:
         fact = same[0]
-        if event.event_id not in fact.source_event_ids:
-            fact.confidence = min(h.max_confidence, fact.confidence + h.reinforce_step)
-            fact.reinforcement_count += 1
-            fact.source_event_ids = [*fact.source_event_ids, event.event_id]
-            fact.last_validated_at = now
-            store.update_semantic(fact)
-            counts["facts_reinforced"] += 1
-            if fact.object_entity_id is not None:  # the edge stands as sure as its fact
-                _relate(clients, fact, event, now)
-        return [i for i in (subject_id, object_id) if i]
+        fact.factors = reinforced(fact.factors or ConfidenceFactors(base=fact.confidence), cap, h.reinforce_gain)
+        fact.confidence = stored_confidence(fact.factors, cap)
+        fact.reinforcement_count += 1
+        fact.source_event_ids = [*fact.source_event_ids, event.event_id]
+        fact.last_validated_at = max(fact.last_validated_at, event.occurred_at)
+        store.record_facts(world_id, [], [fact], [])
+        counts["facts_reinforced"] += 1
+        if fact.object_entity_id is not None:  # the edge stands as sure as its fact
+            relate_fact(clients, fact, event.event_id, now)
+        return fact
+    factors = initial_factors(triple.confidence, "user" if subject_id == speaker_id else "reported",
+                              h.fact_source_weights, cap)
     fact = SemanticMemory(
         world_id=world_id, memory_id=_stable_id("sem", world_id, subject_id, triple.predicate,
                                                  triple.object.lower(), event.event_id),
         user_id=event.user_id, subject_entity_id=subject_id, predicate=triple.predicate,
-        object_value=triple.object, object_entity_id=object_id, confidence=confidence,
+        object_value=triple.object, object_entity_id=object_id, confidence=stored_confidence(factors, cap),
         source_event_ids=[event.event_id], valid_from=triple.valid_from or event.occurred_at,
-        created_at=now, last_validated_at=now,
+        created_at=now, last_validated_at=event.occurred_at, factors=factors,
     )
     if vector is None:
         [vector] = clients.embedder.embed([_fact_text(triple)])
-    store.insert_semantic(fact, vector)
+    superseded: list[SemanticMemory] = []
+    conflicts: list[MemoryConflict] = []
+    if triple.predicate in h.single_valued_predicates:
+        correction = classify(event.content) == "correction"
+        for old in active:
+            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now)
+            conflicts.append(conflict)
+            if loser is old:
+                superseded.append(old)
+            if fact.status != "active":
+                break  # the new value lost: the others it differs from stand as they are
+    store.record_facts(world_id, [(fact, vector)], superseded, conflicts)
     counts["facts_created"] += 1
-    if object_id is not None:
-        _relate(clients, fact, event, now)
-    if triple.predicate in SINGLE_VALUED:
-        for old in existing:
-            _settle(clients, world_id, old, fact, classify(event.content) == "correction", h, now, counts)
-    return [i for i in (subject_id, object_id) if i]
+    counts["conflicts"] += len(conflicts)
+    counts["conflicts_open"] = counts.get("conflicts_open", 0) + sum(c.status == "open" for c in conflicts)
+    for old in superseded:
+        store.drop_relationship_source(world_id, old.memory_id)
+    if object_id is not None and fact.status == "active":
+        relate_fact(clients, fact, event.event_id, now)
+    return fact
 
 
-def _relate(clients: Clients, fact: SemanticMemory, event: StoredEvent, now: datetime) -> None:
+def _cross_predicate_conflicts(clients: Clients, world_id: str, stated: list[SemanticMemory],
+                               by_id: dict[str, StoredEvent], h: Heuristics, now: datetime,
+                               counts: dict[str, int]) -> None:
+    """Facts with different predicates that cannot both hold ("prefers email", "hates electronic
+    communication"): asked of the model once per window, and only when a subject it stated facts about
+    has other active facts. A rejected check leaves the facts as they are (nothing is lost)."""
+    store = clients.store
+    stated = [f for f in stated if f.status == "active"]
+    stated_ids = {f.memory_id for f in stated}
+    others: dict[str, list[SemanticMemory]] = {}
+    for subject_id in dict.fromkeys(f.subject_entity_id for f in stated):
+        own = {f.predicate for f in stated if f.subject_entity_id == subject_id}
+        rest = [f for f in store.find_facts(world_id, subject_id) if f.memory_id not in stated_ids
+                and not (f.predicate in own and f.predicate in h.single_valued_predicates)]
+        if rest:
+            others[subject_id] = rest[-h.cross_conflict_max_facts:]
+    if not others:
+        return
+    candidates = [f for f in stated if f.subject_entity_id in others]
+    subjects = {e.entity_id: e.name for e in store.get_entities(world_id, list(others))}
+    known = [f for facts in others.values() for f in facts]
+    by_memory = {f.memory_id: f for f in [*candidates, *known]}
+
+    def shown(f: SemanticMemory) -> KnownFact:
+        return KnownFact(memory_id=f.memory_id, subject=subjects.get(f.subject_entity_id, f.subject_entity_id),
+                         predicate=f.predicate, object=f.object_value)
+
+    try:
+        reply = clients.llm.find_conflicts([shown(f) for f in candidates], [shown(f) for f in known])
+    except ExtractionRejected as exc:
+        counts["conflict_checks_rejected"] = counts.get("conflict_checks_rejected", 0) + 1
+        logger.warning("cross-predicate conflict check rejected", extra={"world_id": world_id, "error": str(exc)})
+        return
+    _count_call(counts, reply.usage)
+    seen: set[frozenset[str]] = set()
+    for pair in reply.value.conflicts:
+        new, old = by_memory.get(pair.memory_id), by_memory.get(pair.conflicting_memory_id)
+        key = frozenset((pair.memory_id, pair.conflicting_memory_id))
+        # Only pairs of the facts offered, a new one among them, about one subject, each pair once.
+        if new is None or old is None or new is old or key in seen or new.subject_entity_id != old.subject_entity_id:
+            continue
+        if new.memory_id not in stated_ids:
+            new, old = old, new
+        if new.memory_id not in stated_ids or new.status != "active" or old.status != "active":
+            continue
+        seen.add(key)
+        event = by_id.get(new.source_event_ids[-1])
+        correction = event is not None and classify(event.content) == "correction"
+        loser, conflict = _settle(old, new, "cross_predicate", correction, h, now,
+                                  reason=pair.reason or None)
+        store.record_facts(world_id, [], [loser] if loser is not None else [], [conflict])
+        if loser is not None:
+            store.drop_relationship_source(world_id, loser.memory_id)
+        counts["conflicts"] += 1
+        counts["conflicts_open"] = counts.get("conflicts_open", 0) + (conflict.status == "open")
+
+
+def relate_fact(clients: Clients, fact: SemanticMemory, event_id: str, now: datetime) -> None:
     """A fact whose object is an entity is an edge of the graph: typed by its predicate, as sure as the fact,
     pointing back at the fact (and the event) it stands for."""
     assert fact.object_entity_id is not None
     clients.store.upsert_relationship(Relationship(
         world_id=fact.world_id, relationship_id=new_id("rel"), source_entity_id=fact.subject_entity_id,
         relation=fact.predicate, target_entity_id=fact.object_entity_id, confidence=fact.confidence,
-        evidence_event_ids=[event.event_id], created_at=now, source_memory_ids=[fact.memory_id]))
+        evidence_event_ids=[event_id], created_at=now, source_memory_ids=[fact.memory_id]))
 
 
-def _settle(clients: Clients, world_id: str, old: SemanticMemory, new: SemanticMemory, is_correction: bool,
-            h: Heuristics, now: datetime, counts: dict[str, int]) -> None:
-    """Two values for a single-valued predicate: a correction supersedes; a clear confidence or recency
-    gap decides; otherwise both stay and the conflict is left open for the user."""
-    old_time = old.valid_from or old.created_at
-    new_time = new.valid_from or new.created_at
-    if is_correction:
-        strategy, reason, loser = "correction", "the user corrected the earlier statement", old
-    elif abs(new.confidence - old.confidence) > h.conflict_confidence_gap:
-        loser = old if new.confidence > old.confidence else new
-        strategy, reason = "confidence_gap", f"confidence {max(new.confidence, old.confidence):.2f} vs " \
-                                             f"{min(new.confidence, old.confidence):.2f}"
-    elif abs((new_time - old_time).days) > h.conflict_recency_gap_days:
-        loser = old if new_time > old_time else new
-        strategy, reason = "recency_gap", f"{abs((new_time - old_time).days)} days apart: the newer holds"
-    else:
-        clients.store.insert_conflict(MemoryConflict(
-            world_id=world_id, conflict_id=_stable_id("cfl", world_id, old.memory_id, new.memory_id),
-            memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="open", strategy="ask_user",
-            reason=f"'{old.object_value}' and '{new.object_value}' for {old.predicate}", created_at=now))
-        counts["conflicts"] += 1
-        return
+def _side(fact: SemanticMemory, is_correction: bool = False) -> Side:
+    return Side(confidence=fact.confidence, source=fact.factors.source if fact.factors else "user",
+                valid_at=fact.valid_from or fact.created_at, is_correction=is_correction)
+
+
+def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_correction: bool, h: Heuristics,
+            now: datetime, *, reason: str | None = None) -> tuple[SemanticMemory | None, MemoryConflict]:
+    """Two facts that cannot both hold, settled by the rules (engram.rules.conflicts): the loser is superseded,
+    never deleted; with no rule to decide both stay active and the conflict waits for the user. Returns the
+    loser (None when open) and the conflict record. Mutates the loser."""
+    decision = decide(_side(old), _side(new, is_correction), confidence_gap=h.conflict_confidence_gap,
+                      recency_gap_days=h.conflict_recency_gap_days)
+    what = reason or f"'{old.object_value}' and '{new.object_value}' for {old.predicate}"
+    conflict = MemoryConflict(
+        world_id=old.world_id, conflict_id=_stable_id("cfl", old.world_id, old.memory_id, new.memory_id),
+        memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="open", strategy=decision.strategy,
+        reason=f"{what}: {decision.reason}", created_at=now, kind=kind)
+    if decision.winner is None:
+        return None, conflict
+    winner, loser = (new, old) if decision.winner == "new" else (old, new)
     loser.status = "superseded"
-    loser.valid_to = now
-    clients.store.update_semantic(loser)
-    clients.store.drop_relationship_source(world_id, loser.memory_id)
-    clients.store.insert_conflict(MemoryConflict(
-        world_id=world_id, conflict_id=_stable_id("cfl", world_id, old.memory_id, new.memory_id),
-        memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="resolved", strategy=strategy,
-        reason=reason, created_at=now, resolved_at=now))
+    # The old value held until the new one became true; a new value that lost was never believed.
+    loser.valid_to = winner.valid_from if loser is old and winner.valid_from else now
+    conflict.status, conflict.winner_memory_id, conflict.resolved_by, conflict.resolved_at = \
+        "resolved", winner.memory_id, "rules", now
+    return loser, conflict
 
 
 class _MentionNames:
@@ -251,9 +357,11 @@ class _MentionNames:
         return found.entity_id
 
 
-def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500) -> int:
+def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500,
+                  embedded: Collection[str] = frozenset()) -> int:
     """Apply the world's pending outbox operations to the keyword index, then mark the batch enriched.
-    Safe to re-run: an upsert replaces and a delete of a missing document is a no-op."""
+    Safe to re-run: an upsert replaces and a delete of a missing document is a no-op. Entities in `embedded`
+    have a current vector already (an import brought it) and are not embedded again."""
     done = 0
     while True:
         ops = clients.store.pending_index_ops(world_id, batch)
@@ -265,7 +373,7 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
         clients.index.upsert(documents)
         clients.index.delete(world_id, deletes)
         # An entity's vector is of what its document says (name, aliases, description): kept current with it.
-        entities = [d for d in documents if d.kind == "entity"]
+        entities = [d for d in documents if d.kind == "entity" and d.doc_id not in embedded]
         if entities:
             vectors = clients.embedder.embed([d.text for d in entities])
             clients.store.set_entity_embeddings(world_id, {d.doc_id: v for d, v in zip(entities, vectors, strict=True)})

@@ -7,12 +7,13 @@ world id first: no port method can reach across worlds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from engram.config import Heuristics
 from engram.model.entities import (
@@ -35,7 +36,8 @@ from engram.model.memories import (
     ProceduralMemory,
     SemanticMemory,
 )
-from engram.model.queries import Answer, NeedsMoreInfo, WorldQuery
+from engram.model.portability import RecordKind
+from engram.model.queries import Answer, EntityDefinition, NeedsMoreInfo, QuestionSignal, WorldQuery
 from engram.model.search import DocKind, IndexDocument, KeywordHit, SemanticHit
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
 from engram.model.web import WebResult
@@ -154,6 +156,17 @@ class MemoryStore(Protocol):
     def user_memories(self, world_id: str, user_id: str, layer: str, limit: int) -> list[Any]: ...
     def insert_conflict(self, conflict: MemoryConflict) -> None: ...
     def list_conflicts(self, world_id: str, status: str | None) -> list[MemoryConflict]: ...
+    def record_facts(self, world_id: str, created: Sequence[tuple[SemanticMemory, Sequence[float] | None]],
+                     updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> None:
+        """One lifecycle step in one transaction: new facts (idempotent on memory_id), changed facts,
+        new conflicts (idempotent on conflict_id), and their index outbox rows."""
+        ...
+    def get_semantic(self, world_id: str, memory_ids: Sequence[str]) -> list[SemanticMemory]: ...
+    def get_conflict(self, world_id: str, conflict_id: str) -> MemoryConflict | None: ...
+    def settle_conflict(self, conflict: MemoryConflict, updated: Sequence[SemanticMemory]) -> bool:
+        """Write a user's settlement and the facts it changes in one transaction; False (nothing written)
+        when the user had settled it already."""
+        ...
     def insert_procedural(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> None: ...
     def semantic_search(
         self, world_id: str, embedding: Sequence[float], *, user_id: str | None, kinds: Sequence[DocKind],
@@ -173,6 +186,10 @@ class QueryStore(Protocol):
     def list_queries(self, world_id: str, user_id: str | None, limit: int) -> list[WorldQuery]: ...
     def save_context(self, context: QueryContext) -> None: ...
     def load_context(self, world_id: str, query_id: str) -> QueryContext | None: ...
+    def entity_definitions(self, world_id: str, limit: int) -> list[EntityDefinition]:
+        """The world's entity definitions (types) with how many entities each has, and the domain ontology's
+        description where it has one; most entities first."""
+        ...
 
 
 class OutboxStore(Protocol):
@@ -293,7 +310,31 @@ class EraseStore(Protocol):
         ...
 
 
-class Store(EraseStore, EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
+class PortabilityStore(Protocol):
+    """Export and import (engram.portability): rows as records of the kinds in `engram.model.portability`."""
+
+    def schema_version(self) -> int:
+        """The latest migration applied to the database."""
+        ...
+    def export_rows(self, world_id: str, user_id: str | None, kinds: Sequence[RecordKind],
+                    start: tuple[RecordKind, list[Any]] | None, *,
+                    vectors: bool) -> Generator[tuple[RecordKind, dict[str, Any]], None, None]:
+        """Rows of each kind in key order (a user's only, with `user_id`), after `start` (a kind and the key
+        of the last row read), from one read-only snapshot; close the iterator when done with it."""
+        ...
+    def import_rows(self, world_id: str, batches: Sequence[tuple[RecordKind, Sequence[dict[str, Any]]]]
+                    ) -> dict[str, list[Any]]:
+        """Insert rows in one transaction, skipping those whose key the world holds; the keys inserted by kind.
+        Rows with an index document kind get an outbox entry with them."""
+        ...
+    def rows_without_vectors(self, world_id: str, kind: RecordKind, ids: Sequence[str]) -> list[str]: ...
+    def vector_texts(self, world_id: str, kind: RecordKind, ids: Sequence[str]) -> dict[str, str]:
+        """What each row's vector is made of (memories, facts, summaries, patterns)."""
+        ...
+    def set_vectors(self, world_id: str, kind: RecordKind, vectors: dict[str, Sequence[float]]) -> None: ...
+
+
+class Store(PortabilityStore, EraseStore, EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
             RetrievalStore, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
         """The world's `system_config` overrides (heuristics and tag categories)."""
@@ -330,23 +371,62 @@ class Embedder(Protocol):
 # ---------------------------------------------------------------- LLM
 @dataclass(frozen=True)
 class Usage:
-    input_tokens: int = 0
+    input_tokens: int = 0  # input tokens outside the provider's prompt cache
     output_tokens: int = 0
     calls: int = 0
+    cache_read_tokens: int = 0  # input tokens read from the prompt cache (billed at a tenth)
+    cache_write_tokens: int = 0  # input tokens written to it
+
+    @property
+    def sent_tokens(self) -> int:
+        """Every input token sent, cached or not."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                     self.calls + other.calls)
+                     self.calls + other.calls, self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens)
 
 
 class ExtractedTriple(BaseModel):
-    subject: str
+    subject: str = Field(min_length=1, max_length=200)
+    predicate: str = Field(min_length=1, max_length=80)
+    object: str = Field(min_length=1, max_length=500)
+    object_is_entity: bool = False
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    event_id: str
+    valid_from: datetime | None = None  # when it became true: relative dates resolved against the message's time
+
+    @field_validator("predicate")
+    @classmethod
+    def _snake_case(cls, value: str) -> str:
+        """"livesIn", "lives in" and "lives_in" are one predicate."""
+        snake = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", value).lower()).strip("_")
+        if not snake:
+            raise ValueError("a predicate needs a letter or digit")
+        return snake
+
+
+class KnownFact(BaseModel):
+    """A fact shown to the model for a cross-predicate conflict check."""
+
+    memory_id: str
+    subject: str  # the subject entity's name
     predicate: str
     object: str
-    object_is_entity: bool = False
-    confidence: float = 0.8
-    event_id: str
-    valid_from: datetime | None = None
+
+    def statement(self) -> str:
+        return f"{self.subject} {self.predicate.replace('_', ' ')} {self.object}"
+
+
+class ConflictingFacts(BaseModel):
+    memory_id: str  # a new fact
+    conflicting_memory_id: str  # a known fact (or another new one) it cannot be true together with
+    reason: str = Field(default="", max_length=500)
+
+
+class ConflictCheck(BaseModel):
+    conflicts: list[ConflictingFacts] = []
 
 
 class Coreference(BaseModel):
@@ -389,6 +469,7 @@ class LLMReply(Generic[T]):
     value: T
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    signals: tuple[QuestionSignal, ...] = ()  # an answer call's reading of the question's own signals
 
 
 class LLM(Protocol):
@@ -409,6 +490,10 @@ class LLM(Protocol):
     ) -> LLMReply[Answer | NeedsMoreInfo]: ...
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]: ...
     def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]: ...
+    def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
+        """Pairs of facts about the same subjects that cannot both be true although their predicates differ
+        ("prefers email" and "hates electronic communication"); each pair has a new fact first."""
+        ...
     def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
                           h: Heuristics) -> LLMReply[InflectionAssessment]:
         """Whether a conversation's last messages are at an inflection point, on the fast model; `signals`

@@ -44,6 +44,7 @@ BIG_WORLD = "bench-100k"
 BIG_ENTITIES = 50_000  # two aliases each: 100,000 aliases
 FAST_SAMPLES = 300  # mentions timed per kind (exact, alias, misspelled)
 BATCH = 100
+RLS_SAMPLES = 50  # misspelled mentions timed through both forms of the trigram lookup under row-level security
 USERS = [f"u{i}" for i in range(1, 6)]
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 FAST_PATH = ("exact", "alias", "fuzzy")
@@ -397,6 +398,26 @@ def time_bare_lookups(url: str, samples: dict[str, list[str]], fuzzy_min: float)
     return timings
 
 
+def time_trigram_under_rls(store: Any, texts: list[str], fuzzy_min: float) -> dict[str, list[float]]:
+    """The trigram lookup as the application runs it (engram_app, row-level security on): through the SECURITY
+    DEFINER function of migration 0008, and inline, where `%` (not LEAKPROOF) can only filter the world's rows."""
+    timings: dict[str, list[float]] = defaultdict(list)
+    statements = {
+        "function": "SELECT entity_id FROM engram_fuzzy_aliases(%(n)s, '', %(m)s, 30)",
+        "inline": "SELECT entity_id FROM entity_aliases WHERE world_id = %(w)s AND normalized_alias %% %(n)s "
+                  "AND similarity(normalized_alias, %(n)s) * confidence > %(m)s",
+    }
+    for name, statement in statements.items():
+        for text in texts:
+            with store.tx(BIG_WORLD) as cur:
+                cur.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(fuzzy_min),))
+                started = time.perf_counter()
+                cur.execute(statement, {"n": normalize_name(text), "m": fuzzy_min, "w": BIG_WORLD})
+                cur.fetchall()
+                timings[name].append((time.perf_counter() - started) * 1000)
+    return timings
+
+
 # ---------------------------------------------------------------- the bench
 @pytest.fixture(scope="module")
 def domain(clients: Clients, pg_server: object) -> Iterator[tuple[PostgresDomainDatabase, str]]:
@@ -477,6 +498,7 @@ def test_resolution_quality_learning_and_the_fast_path_at_100k_aliases(
     time_fast_path(clients, {"warm-up": [p.split("\x1f")[0] for p in rnd.sample(pairs, 30)]})  # pool, plans
     fast = time_fast_path(clients, samples)
     bare = time_bare_lookups(clients.store.url, samples, clients.heuristics.fuzzy_min)  # type: ignore[attr-defined]
+    under_rls = time_trigram_under_rls(clients.store, samples["misspelled"][:RLS_SAMPLES], clients.heuristics.fuzzy_min)
     every = [t for ts in fast.values() for t in ts]
     bench_report.add("fast path p95 per mention, 100k aliases", percentile(every, 0.95), "ms",
                      baseline="bare trigram lookup p95", baseline_value=percentile(bare["trigram"], 0.95))
@@ -485,6 +507,8 @@ def test_resolution_quality_learning_and_the_fast_path_at_100k_aliases(
     for kind, bare_kind in (("exact", "btree"), ("alias", "btree"), ("misspelled", "trigram")):
         bench_report.add(f"fast path p95, {kind} mentions", percentile(fast[kind], 0.95), "ms",
                          baseline=f"bare {bare_kind} lookup p95", baseline_value=percentile(bare[bare_kind], 0.95))
+    bench_report.add("trigram lookup p95 under RLS, definer function", percentile(under_rls["function"], 0.95), "ms",
+                     baseline="inline % under RLS p95", baseline_value=percentile(under_rls["inline"], 0.95))
     bench_report.context = {
         "seed": SEED, "entities": len(world.people) + len(world.orgs) + len(world.places),
         "aliases": len(world.aliases), "customers": len(world.customers), "mentions": mentions,

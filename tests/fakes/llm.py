@@ -14,7 +14,7 @@ from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, NeedsMoreInfo
 from engram.model.signals import Signal
-from engram.ports import ExtractionResult, LLMReply, Reference, Usage, WindowEvent
+from engram.ports import ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, Usage, WindowEvent
 from engram.query.context import QueryContext
 
 NAME = "scripted"
@@ -78,6 +78,10 @@ class ScriptedLLM:
     def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
         self._record("summarize", scope=scope, items=list(items))
         return self._offline.summarize(scope, items)
+
+    def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
+        self._record("find_conflicts", new=[f.memory_id for f in new_facts], known=[f.memory_id for f in known_facts])
+        return self._offline.find_conflicts(new_facts, known_facts)
 
     def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
                           h: Heuristics) -> LLMReply[InflectionAssessment]:

@@ -17,10 +17,11 @@ from engram.config import Heuristics, Settings
 from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
-from engram.model.queries import Answer, NeedsMoreInfo
+from engram.model.queries import Answer, NeedsMoreInfo, QuestionSignal
 from engram.model.signals import Signal
-from engram.ports import LLM, ExtractionResult, LLMReply, Reference, Usage, WindowEvent
+from engram.ports import LLM, ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, Usage, WindowEvent
 from engram.prompts import answer as answer_prompt
+from engram.prompts import conflicts as conflicts_prompt
 from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
 from engram.prompts import summary as summary_prompt
@@ -29,11 +30,21 @@ from engram.query.context import QueryContext
 M = TypeVar("M", bound=BaseModel)
 
 
+class CitedItem(BaseModel):
+    id: str = Field(description="a context item's id")
+    contribution: float = Field(default=1.0, ge=0.0, le=1.0, description="the share of the answer resting on it")
+
+
 class AnswerTool(BaseModel):
     content: str
     confidence: float = Field(ge=0.0, le=1.0)
-    sources: list[str] = Field(default_factory=list, description="ids of the context items relied on")
-    suggested_follow_ups: list[str] = Field(default_factory=list)
+    sources: list[CitedItem | str] = Field(default_factory=list, description="the context items relied on")
+    suggested_follow_ups: list[str] = Field(default_factory=list, max_length=3)
+    question_signals: list[QuestionSignal] = Field(default_factory=list, description="what the question itself carries")
+
+
+class RequestInfoTool(NeedsMoreInfo):
+    question_signals: list[QuestionSignal] = Field(default_factory=list, description="what the question itself carries")
 
 
 class SummaryTool(BaseModel):
@@ -43,9 +54,10 @@ class SummaryTool(BaseModel):
 _TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "record_facts": (ExtractionResult, "Record the facts the messages state."),
     "answer": (AnswerTool, "Answer the question from the context, citing item ids."),
-    "request_info": (NeedsMoreInfo, "Ask for information the context lacks, through a declared capability."),
+    "request_info": (RequestInfoTool, "Ask for information the context lacks, through declared capabilities."),
     "write_summary": (SummaryTool, "Write the summary."),
     "report_inflection": (InflectionAssessment, "Report the inflection point the conversation is at, or none."),
+    "report_conflicts": (ConflictCheck, "Report the pairs of facts that cannot both be true."),
 }
 
 
@@ -76,24 +88,35 @@ class AnthropicLLM:
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
         tools = ["answer", "request_info"] if can_request_more else ["answer"]
         remaining = remaining_info_requests if can_request_more else None
+        # Both tools offered and `tool_choice: any`: the model must call one of the two.
         value, usage = self._call(self.model, answer_prompt.SYSTEM, answer_prompt.messages(context, remaining),
                                   tools, None if can_request_more else "answer", temperature=temperature)
-        if isinstance(value, NeedsMoreInfo):
-            return LLMReply(value, usage, self.model)
+        signals = tuple(getattr(value, "question_signals", ()))
+        if isinstance(value, RequestInfoTool):
+            more = NeedsMoreInfo(info_requests=value.info_requests, reason=value.reason)
+            return LLMReply(more, usage, self.model, signals)
         assert isinstance(value, AnswerTool)
-        return LLMReply(_to_answer(value, context), usage, self.model)
+        return LLMReply(_to_answer(value, context), usage, self.model, signals)
 
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
         value, usage = self._call(self.model, answer_prompt.SYSTEM, answer_prompt.messages(context, None),
                                   ["answer"], "answer", temperature=temperature)
         assert isinstance(value, AnswerTool)
-        return LLMReply(_to_answer(value, context).model_copy(update={"forced": True}), usage, self.model)
+        return LLMReply(_to_answer(value, context).model_copy(update={"forced": True}), usage, self.model,
+                        tuple(value.question_signals))
 
     def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
         value, usage = self._call(self.fast_model, summary_prompt.SYSTEM, summary_prompt.messages(scope, items),
                                   ["write_summary"], "write_summary", temperature=0.0)
         assert isinstance(value, SummaryTool)
         return LLMReply(value.summary, usage, self.fast_model)
+
+    def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
+        value, usage = self._call(self.fast_model, conflicts_prompt.SYSTEM,
+                                  conflicts_prompt.messages(new_facts, known_facts), ["report_conflicts"],
+                                  "report_conflicts", temperature=0.0)
+        assert isinstance(value, ConflictCheck)
+        return LLMReply(value, usage, self.fast_model)
 
     def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
                           h: Heuristics) -> LLMReply[InflectionAssessment]:
@@ -104,26 +127,37 @@ class AnthropicLLM:
         assert isinstance(value, InflectionAssessment)
         return LLMReply(value, usage, self.fast_model)
 
-    def _call(self, model: str, system: str, messages: list[dict[str, str]], tools: list[str], forced: str | None,
+    def _call(self, model: str, system: str, messages: list[dict[str, Any]], tools: list[str], forced: str | None,
               *, temperature: float) -> tuple[BaseModel, Usage]:
-        """One forced-tool request, validated; one retry on invalid tool input, then ExtractionRejected."""
+        """One forced-tool request, validated; on invalid output one corrective retry that shows the model
+        its own reply and what was wrong with it, then ExtractionRejected."""
         usage = Usage()
         problem = ""
+        conversation = list(messages)
         for _attempt in range(2):
-            response = self._create(model=model, system=system, messages=messages, tools=tools, forced=forced,
+            response = self._create(model=model, system=system, messages=conversation, tools=tools, forced=forced,
                                     temperature=temperature)
-            usage = usage + Usage(response.usage.input_tokens, response.usage.output_tokens, 1)
+            usage = usage + _usage(response.usage)
             block = next((b for b in response.content if b.type == "tool_use" and b.name in tools), None)
             if block is None:
                 problem = f"no tool call among {tools} (stop_reason {response.stop_reason})"
+                conversation = [*messages, {"role": "assistant", "content": _replayed(response.content)},
+                                {"role": "user", "content": f"Reply by calling one of these tools: {', '.join(tools)}."}]
                 continue
             try:
                 return _TOOLS[block.name][0].model_validate(block.input), usage
             except ValidationError as exc:
                 problem = f"invalid {block.name} input: {exc.error_count()} errors"
+                errors = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                                   for e in exc.errors(include_url=False))
+                conversation = [*messages, {"role": "assistant", "content": _replayed(response.content)},
+                                {"role": "user", "content": [{
+                                    "type": "tool_result", "tool_use_id": block.id, "is_error": True,
+                                    "content": f"The {block.name} input is invalid ({errors}). Call the tool again "
+                                               "with input that follows its schema."}]}]
         raise ExtractionRejected(f"the model's output was rejected twice: {problem}", details={"model": model})
 
-    def _create(self, *, model: str, system: str, messages: list[dict[str, str]], tools: list[str],
+    def _create(self, *, model: str, system: str, messages: list[dict[str, Any]], tools: list[str],
                 forced: str | None, temperature: float) -> Any:
         # `temperature` is accepted for the port's sake; this SDK's Messages API no longer takes it.
         choice = {"type": "tool", "name": forced} if forced else {"type": "any"}
@@ -150,6 +184,18 @@ class AnthropicLLM:
             raise LLMUnavailable(f"the model provider failed ({exc.status_code})", details=_error_details(exc)) from exc
 
 
+def _usage(usage: Any) -> Usage:
+    """Tokens of one call as the provider counts them: `input_tokens` are the uncached ones."""
+    return Usage(usage.input_tokens, usage.output_tokens, 1, getattr(usage, "cache_read_input_tokens", None) or 0,
+                 getattr(usage, "cache_creation_input_tokens", None) or 0)
+
+
+def _replayed(content: Sequence[Any]) -> list[dict[str, Any]]:
+    """The assistant's reply as the next request's history (text and tool_use blocks)."""
+    return [b.model_dump(include={"type", "text"}) if b.type == "text"
+            else b.model_dump(include={"type", "id", "name", "input"}) for b in content if b.type in ("text", "tool_use")]
+
+
 def _error_details(exc: anthropic.APIStatusError) -> dict[str, Any]:
     return {"status": exc.status_code, "retry_after": exc.response.headers.get("retry-after")}
 
@@ -157,12 +203,16 @@ def _error_details(exc: anthropic.APIStatusError) -> dict[str, Any]:
 def _to_answer(tool: AnswerTool, context: QueryContext) -> Answer:
     """An Answer citing only ids present in the context (the model cannot invent a source)."""
     by_id = {i.id: i for i in context.items}
-    sources = []
-    for sid in dict.fromkeys(tool.sources):
-        item = by_id.get(sid)
+    cited: dict[str, CitedItem] = {}  # the first citation of an id counts
+    for c in tool.sources:
+        cited.setdefault(c if isinstance(c, str) else c.id, CitedItem(id=c) if isinstance(c, str) else c)
+    sources: list[dict[str, Any]] = []
+    for c in cited.values():
+        item = by_id.get(c.id)
         if item is not None:
             kind = "semantic" if item.kind == "relationship" else item.kind
-            sources.append({"kind": kind, "id": item.id, "excerpt": item.text[:200], "score": item.score})
+            sources.append({"kind": kind, "id": item.id, "excerpt": item.text[:200], "score": item.score,
+                            "contribution": c.contribution})
     return Answer.model_validate({"content": tool.content, "confidence": tool.confidence, "sources": sources,
                                   "suggested_follow_ups": tool.suggested_follow_ups})
 

@@ -11,17 +11,33 @@ from collections.abc import Sequence
 from engram.config import DEFAULT_HEURISTICS, Heuristics
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
-from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, Source, SourceKind
+from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, QuestionSignal, Source, SourceKind
 from engram.model.signals import Signal
-from engram.ports import Coreference, ExtractedTriple, ExtractionResult, LLMReply, Reference, Usage, WindowEvent
+from engram.ports import (
+    ConflictCheck,
+    ConflictingFacts,
+    Coreference,
+    ExtractedTriple,
+    ExtractionResult,
+    KnownFact,
+    LLMReply,
+    Reference,
+    Usage,
+    WindowEvent,
+)
 from engram.query.context import QueryContext
 from engram.rules.coreference import CoreferenceRules, link_reference
+from engram.rules.grounding import ground
 from engram.rules.insights import assess_inflection
+from engram.rules.signals import classify_signals
 from engram.rules.statements import SELF, statements
 from engram.rules.text import content_terms
 
 NAME = "offline-heuristic"
-_ANSWER_MIN_OVERLAP = 0.34  # share of the question's content terms an item must cover to be an answer
+_ANSWER_MIN_OVERLAP = 0.34
+# Opposite stances on one thing: "likes coffee" and "dislikes coffee", "always drives" and "never drives".
+_FOR = frozenset({"likes", "loves", "prefers", "always", "enjoys"})
+_AGAINST = frozenset({"dislikes", "hates", "never", "avoids"})  # share of the question's content terms an item must cover to be an answer
 _NO_USAGE = Usage()
 
 
@@ -29,7 +45,7 @@ class OfflineLLM:
     name = NAME
 
     def __init__(self, heuristics: Heuristics = DEFAULT_HEURISTICS) -> None:
-        h = heuristics
+        h = self.heuristics = heuristics
         self.coreference_rules = CoreferenceRules(
             relation=h.offline_coreference_relation, unique=h.offline_coreference_unique,
             recent=h.offline_coreference_recent, max_distance_events=h.coreference_max_distance_events)
@@ -50,7 +66,7 @@ class OfflineLLM:
                     object_is_entity=s.object_is_entity,
                     confidence=s.confidence,
                     event_id=event.event_id,
-                    valid_from=event.occurred_at,
+                    valid_from=ground(s.when, event.occurred_at) or event.occurred_at,
                 ))
         when = {e.event_id: e.occurred_at for e in events}
         coreferences = []
@@ -66,22 +82,36 @@ class OfflineLLM:
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
+        """Expand first any entity the question names that the context holds only as a summary; then answer
+        extractively from the items that cover the question best; lacking those, ask for entities or a search."""
+        signals = self._question_signals(context.question)
         ranked = _rank(context)
+        if can_request_more and remaining_info_requests > 0:
+            named = _named_summaries(context)
+            if named:
+                return LLMReply(NeedsMoreInfo(info_requests=[InfoRequest(
+                    capability="expand_entity", params={"entity_id": e},
+                    reason="the question names this entity and the context holds only its summary")
+                    for e in named[:2]], reason="a named entity's full record is missing"), _NO_USAGE, NAME, signals)
         if ranked and ranked[0][0] >= _ANSWER_MIN_OVERLAP:
-            return LLMReply(_extractive_answer(ranked), _NO_USAGE, NAME)
+            return LLMReply(_extractive_answer(ranked), _NO_USAGE, NAME, signals)
         if can_request_more and remaining_info_requests > 0:
             expandable = context.expandable_entity_ids()[:2]
             if expandable:
-                requests = [InfoRequest(capability="get_entity_details", params={"entity_id": e},
+                requests = [InfoRequest(capability="expand_entity", params={"entity_id": e},
                                         reason="no context item answers the question yet") for e in expandable]
             else:
                 requests = [InfoRequest(capability="search_memories",
                                         params={"query": " ".join(sorted(content_terms(context.question))) or
                                                 context.question, "limit": 10},
                                         reason="look for memories with the question's terms")]
-            if not _already_asked(context, requests):
-                return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME)
-        return LLMReply(_extractive_answer(ranked) if ranked else _unknown(), _NO_USAGE, NAME)
+            return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME,
+                            signals)
+        return LLMReply(_extractive_answer(ranked) if ranked else _unknown(), _NO_USAGE, NAME, signals)
+
+    def _question_signals(self, question: str) -> tuple[QuestionSignal, ...]:
+        return tuple(QuestionSignal(signal_type=c.signal_type, content=c.content[:500], confidence=c.confidence)
+                     for c in classify_signals(question, self.heuristics))
 
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
         ranked = _rank(context)
@@ -97,11 +127,37 @@ class OfflineLLM:
                 length += len(first)
         return LLMReply(". ".join(picked) + ("." if picked else ""), _NO_USAGE, NAME)
 
+    def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
+        """Only what rules can see: one subject for and against the same thing. "Prefers email" against
+        "hates electronic communication" needs a model."""
+        found = []
+        for new in new_facts:
+            stance = _stance(new.predicate)
+            if stance is None:
+                continue
+            for other in [*known_facts, *new_facts]:
+                if other.memory_id == new.memory_id or other.subject != new.subject:
+                    continue
+                if _stance(other.predicate) == (not stance) and _same_thing(new.object, other.object):
+                    found.append(ConflictingFacts(memory_id=new.memory_id, conflicting_memory_id=other.memory_id,
+                                                  reason=f"{new.statement()} / {other.statement()}"))
+        return LLMReply(ConflictCheck(conflicts=found), _NO_USAGE, NAME)
+
     def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
                           h: Heuristics) -> LLMReply[InflectionAssessment]:
         """The inflection rules over the window's turns and the conversation's signals."""
         turns = [m.event_id for m in messages if m.role in h.signal_roles]
         return LLMReply(assess_inflection(turns, signals, h), _NO_USAGE, NAME)
+
+
+def _stance(predicate: str) -> bool | None:
+    return True if predicate in _FOR else False if predicate in _AGAINST else None
+
+
+def _same_thing(a: str, b: str) -> bool:
+    """The same object, or one naming the other with more words ("coffee", "black coffee")."""
+    ta, tb = content_terms(a), content_terms(b)
+    return bool(ta and tb) and (ta <= tb or tb <= ta)
 
 
 def _rank(context: QueryContext) -> list[tuple[float, ContextItem]]:
@@ -129,7 +185,7 @@ def _extractive_answer(ranked: list[tuple[float, ContextItem]]) -> Answer:
     return Answer(
         content=f"From memory: {content}",
         confidence=round(min(0.9, 0.3 + 0.6 * best), 2),
-        sources=[Source(kind=_source_kind(i), id=i.id, excerpt=i.text[:200], score=round(o, 3))
+        sources=[Source(kind=_source_kind(i), id=i.id, excerpt=i.text[:200], score=round(o, 3), contribution=round(o, 3))
                  for o, i in ranked[:4] if i in chosen or o >= best * 0.75],
         suggested_follow_ups=[],
     )
@@ -148,8 +204,8 @@ def _unknown() -> Answer:
     return Answer(content="I don't have information about that in memory.", confidence=0.1, sources=[])
 
 
-def _already_asked(context: QueryContext, requests: list[InfoRequest]) -> bool:
-    """An entity already expanded or a search already merged gives nothing new: do not ask again."""
-    return all(r.params.get("entity_id") in context.expanded_entity_ids for r in requests
-               if r.capability == "get_entity_details") and any(r.capability == "get_entity_details"
-                                                                 for r in requests)
+def _named_summaries(context: QueryContext) -> list[str]:
+    """Entities held only as summaries whose every name word the question says: highly relevant, not yet known."""
+    question = content_terms(context.question)
+    return [i.id for i in context.items if i.kind == "entity" and not i.full and i.name
+            and i.id not in context.expanded_entity_ids and (terms := content_terms(i.name)) and terms <= question]

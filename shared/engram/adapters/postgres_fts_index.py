@@ -36,10 +36,7 @@ WITH q AS (SELECT to_tsquery('{CONFIG}', %(match)s) AS match, to_tsquery('{CONFI
 top AS (
     SELECT d.doc_id, d.kind, d.text,
            ts_rank('{RANK_WEIGHTS}', d.document, q.positive, {RANK_NORMALIZATION}) AS score
-    FROM keyword_documents d, q
-    WHERE d.world_id = %(world_id)s AND d.document @@ q.match
-      AND (%(users)s::text[] IS NULL OR d.user_id = ANY(%(users)s::text[]))
-      AND (%(kinds)s::text[] IS NULL OR d.kind = ANY(%(kinds)s::text[]))
+    FROM q, engram_keyword_matches(q.match, %(users)s::text[], %(kinds)s::text[]) d
     ORDER BY score DESC, d.doc_id
     LIMIT %(limit)s
 )
@@ -52,7 +49,8 @@ ORDER BY top.score DESC, top.doc_id
 class PostgresFtsIndex:
     """KeywordIndex port over the store's own connection pool (one pool per process: with reserved
     concurrency bounding the functions, that bounds the connections to Aurora). Every search pins the
-    world in SQL, outside anything the query text can reach."""
+    world in SQL, outside anything the query text can reach: `engram_keyword_matches` (migration 0008) reads
+    the world from the transaction's setting, and keeps the GIN index usable under row-level security."""
 
     def __init__(self, db: PostgresBase) -> None:
         self.db = db
@@ -61,13 +59,15 @@ class PostgresFtsIndex:
         if not docs:
             return
         latest = {(d.world_id, d.doc_id): d for d in docs}.values()  # one row per key, or the insert fails
-        columns: list[list[str]] = [[], [], [], [], [], [], []]
-        for d in latest:
+        by_world: dict[str, list[list[str]]] = {}
+        for d in latest:  # one transaction per world: row-level security admits only the world it sets
+            columns = by_world.setdefault(d.world_id, [[], [], [], [], [], [], []])
             for column, value in zip(columns, (d.world_id, d.doc_id, d.kind, d.user_id or "", d.conversation_id or "",
                                                d.speaker or "", d.text), strict=True):
                 column.append(value)
-        with self.db.tx(None) as cur:
-            cur.execute(_UPSERT, columns)
+        for world_id, columns in by_world.items():
+            with self.db.tx(world_id) as cur:
+                cur.execute(_UPSERT, columns)
 
     def delete(self, world_id: str, doc_ids: Sequence[str]) -> None:
         if not doc_ids:

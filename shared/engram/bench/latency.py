@@ -6,11 +6,13 @@ unit vectors made in numpy, loaded with COPY; entities, aliases, mentions and re
 INSERT ... SELECT; the HNSW indexes built after the load; the keyword index written in one commit.
 Query vectors come from the hash embedder (the rows' vectors are random, so meaning does not matter
 here): the times are the search's own. A MiniLM query embedding costs more, once per distinct query
-(the search caches query vectors); its time is reported apart.
+(the search caches query vectors); its time is reported apart. Every timed query's milliseconds are kept in
+the JSON, and their distribution is drawn beside it (`latency.png`).
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 import time
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from engram.bench.progress import ConsoleProgress, Progress
 from engram.config import Settings
 from engram.model.search import IndexDocument
 from engram.service import Clients
@@ -34,8 +37,8 @@ ENTITIES = 2_000
 RELATIONSHIPS = 6_000
 QUERIES = 200
 WARMUP = 20
-
-Progress = Callable[[str], None]
+FUSED = "fused search"
+BARE = "bare pgvector top-10"
 
 
 @dataclass
@@ -46,15 +49,26 @@ class LatencyResult:
     load_s: float
     index_s: float
     minilm_query_ms: float | None
+    samples_ms: dict[str, list[float]]  # every timed query, by system (FUSED, BARE)
 
     def document(self) -> dict[str, Any]:
         return {"memories": self.memories, "world": WORLD, "fused_search_ms": self.fused_ms,
                 "bare_pgvector_top_k_ms": self.bare_ms, "load_s": round(self.load_s, 1),
-                "hnsw_build_s": round(self.index_s, 1), "minilm_query_embedding_ms": self.minilm_query_ms}
+                "hnsw_build_s": round(self.index_s, 1), "minilm_query_embedding_ms": self.minilm_query_ms,
+                "samples_ms": self.samples_ms}
+
+    def write(self, out_dir: Path) -> list[Path]:
+        """`out_dir/latency.json` and the plot of the distributions beside it; the paths written."""
+        from engram.bench.plots import latency_plots
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / "latency.json"
+        path.write_text(json.dumps(self.document(), indent=2))
+        return [path, *latency_plots(self.document(), out_dir)]
 
 
 def run(memories: int = 100_000, *, texts: list[str] | None = None, queries: list[str] | None = None,
-        progress: Progress = print, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
+        progress: Progress | None = None, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
     """Load a world of `memories` events into a fresh embedded stack and time `timed` searches over it."""
     with tempfile.TemporaryDirectory(prefix="engram-latency-") as tmp:
         return run_in(Path(tmp), memories, texts=texts, queries=queries, progress=progress,
@@ -62,7 +76,7 @@ def run(memories: int = 100_000, *, texts: list[str] | None = None, queries: lis
 
 
 def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, queries: list[str] | None = None,
-           progress: Progress = print, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
+           progress: Progress | None = None, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
     """`run` in a data directory of the caller's (a world already loaded there is reused)."""
     from engram.adapters.embedders import HashEmbedder
     from engram.adapters.offline_llm import OfflineLLM
@@ -73,6 +87,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     from engram.local.database import ensure_database, start_embedded_postgres
     from engram.retrieval.search import search
 
+    progress = progress or ConsoleProgress()
     texts = texts or [f"I talked with my friend about the {w} and the weekend trip to the lake" for w in
                       ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")]
     queries = queries or ["What did we say about the garden?"]
@@ -89,30 +104,38 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
                           index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())
         started = loaded = built = time.perf_counter()
         if not (data_dir / "loaded").exists():
-            _load(store, memories, texts)
+            with progress.bar(f"loading {memories:,} events", memories) as advance:
+                _load(store, memories, texts, advance)
             loaded = time.perf_counter()
-            progress(f"loaded {memories:,} events, {ENTITIES:,} entities in {loaded - started:.1f} s")
+            progress.note(f"loaded {memories:,} events, {ENTITIES:,} entities in {loaded - started:.1f} s")
+            progress.note("building the HNSW indexes (no progress to show: one statement)")
             _build_indexes(store)
             built = time.perf_counter()
-            progress(f"built the HNSW indexes in {built - loaded:.1f} s")
-            _keyword_index(store, index, memories)
-            progress(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
+            progress.note(f"built the HNSW indexes in {built - loaded:.1f} s")
+            with progress.bar("writing the keyword index", memories + ENTITIES) as advance:
+                _keyword_index(store, index, memories, advance)
+            progress.note(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
             (data_dir / "loaded").touch()
         vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
-        bare = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed)
-        fused = _time(lambda i: search(clients, WORLD, queries[i % len(queries)], user_id=None, limit=10), timed)
-        progress(f"fused search p95 {fused['p95']} ms, bare top-k p95 {bare['p95']} ms")
+        with progress.bar(f"timing {BARE}", min(WARMUP, timed) + timed) as advance:
+            bare_samples = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed, advance)
+        with progress.bar(f"timing {FUSED}", min(WARMUP, timed) + timed) as advance:
+            fused_samples = _time(lambda i: search(clients, WORLD, queries[i % len(queries)], user_id=None, limit=10),
+                                  timed, advance)
+        fused, bare = _percentiles(fused_samples), _percentiles(bare_samples)
+        progress.note(f"fused search p95 {fused['p95']} ms, bare top-k p95 {bare['p95']} ms")
         index.close()
         store.close()
     finally:
         server.cleanup()
     return LatencyResult(memories=memories, fused_ms=fused, bare_ms=bare, load_s=loaded - started,
-                         index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None)
+                         index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None,
+                         samples_ms={FUSED: fused_samples, BARE: bare_samples})
 
 
-def _load(store: Any, memories: int, texts: list[str]) -> None:
+def _load(store: Any, memories: int, texts: list[str], advance: Callable[[int], None]) -> None:
     rng = np.random.default_rng(6)
-    with store.pool.connection() as conn, conn.cursor() as cur:
+    with _owner_connection(store) as conn, conn.cursor() as cur:
         # Loading into tables with HNSW indexes would build them row by row: drop them, rebuild after.
         for index_name in ("chat_events_embedding", "canonical_entities_embedding"):
             cur.execute(f"DROP INDEX IF EXISTS {index_name}")
@@ -129,6 +152,7 @@ def _load(store: Any, memories: int, texts: list[str]) -> None:
                     copy.write_row((WORLD, f"e{k}", f"u{k % USERS}", f"c{k % CONVERSATIONS}", "user",
                                     f"{texts[k % len(texts)]} (#{k})", "userinput", start + timedelta(minutes=k), 0.5,
                                     own[i], context[i]))
+                advance(n)
         cur.execute(
             "INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name, entity_type, external_ref) "
             "SELECT %s, 'ent' || i, CASE WHEN i < %s THEN 'u' || i ELSE 'Person' || i END, "
@@ -150,24 +174,33 @@ def _load(store: Any, memories: int, texts: list[str]) -> None:
         conn.commit()
 
 
+def _owner_connection(store: Any) -> Any:
+    """A connection as the schema owner (the store's pool runs as the application role, which may neither drop
+    nor create indexes): the bulk load is the bench's own migration."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    conn = psycopg.connect(store.url)
+    register_vector(conn)
+    return conn
+
+
 def _build_indexes(store: Any) -> None:
-    with store.pool.connection() as conn:
+    with _owner_connection(store) as conn:
         conn.autocommit = True
-        try:
-            conn.execute("SET maintenance_work_mem = '512MB'")
-            conn.execute("CREATE INDEX chat_events_embedding ON chat_events USING hnsw (embedding vector_cosine_ops)")
-            conn.execute("CREATE INDEX canonical_entities_embedding ON canonical_entities "
-                         "USING hnsw (embedding vector_cosine_ops)")
-            conn.execute("ANALYZE")
-        finally:
-            conn.autocommit = False
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        conn.execute("CREATE INDEX chat_events_embedding ON chat_events USING hnsw (embedding vector_cosine_ops)")
+        conn.execute("CREATE INDEX canonical_entities_embedding ON canonical_entities "
+                     "USING hnsw (embedding vector_cosine_ops)")
+        conn.execute("ANALYZE")
 
 
-def _keyword_index(store: Any, index: Any, memories: int) -> None:
+def _keyword_index(store: Any, index: Any, memories: int, advance: Callable[[int], None]) -> None:
     refs = [("event", f"e{k}") for k in range(memories)] + [("entity", f"ent{i}") for i in range(ENTITIES)]
     for start in range(0, len(refs), 20_000):
         docs: list[IndexDocument] = store.documents(WORLD, refs[start:start + 20_000])
         index.upsert(docs)
+        advance(len(docs))
 
 
 def _bare_top_k(store: Any, vector: np.ndarray) -> None:
@@ -177,17 +210,24 @@ def _bare_top_k(store: Any, vector: np.ndarray) -> None:
         cur.fetchall()
 
 
-def _time(call: Callable[[int], object], n: int) -> dict[str, float]:
+def _time(call: Callable[[int], object], n: int, advance: Callable[[int], None]) -> list[float]:
+    """The milliseconds of `n` calls, in the order made, after a few untimed warm-up calls."""
     for i in range(min(WARMUP, n)):
         call(i)
+        advance(1)
     times = []
     for i in range(n):
         started = time.perf_counter()
         call(i)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return {"p50": round(statistics.median(times), 2), "p95": round(times[int(0.95 * (len(times) - 1))], 2),
-            "queries": float(n)}
+        times.append(round((time.perf_counter() - started) * 1000, 3))
+        advance(1)
+    return times
+
+
+def _percentiles(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {"p50": round(statistics.median(ordered), 2), "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+            "queries": float(len(ordered))}
 
 
 def _minilm_query_ms() -> float | None:

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
-from engram import graph
+from engram import graph, lifecycle
 from engram.erase import erase_user
 from engram.errors import NotFound
 from engram.ingest import ingest_events, sweep_stalled
@@ -33,10 +33,12 @@ from engram.model.events import (
     WorldUser,
 )
 from engram.model.insights import ConversationInsights, Intervention
-from engram.model.memories import MemoryConflict
+from engram.model.memories import ConflictDetail, ConflictResolution
+from engram.model.portability import ImportResult
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
+from engram.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, export_page, import_document
 from engram.query import service as queries
 from engram.resolution import pending_disambiguations, settle_disambiguation
 from engram.retrieval.search import find_similar
@@ -128,10 +130,17 @@ def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1,
     return get_clients().store.relationships(world, entity_id, depth)
 
 
-@api_router.get("/v1/worlds/<world>/conflicts", summary="Conflicting facts")
+@api_router.get("/v1/worlds/<world>/conflicts",
+                summary="Conflicting facts, each with both sides and their confidence explained")
 def conflicts(world: World, status: Annotated[str | None, Query(pattern="^(open|resolved)$")] = None
-              ) -> list[MemoryConflict]:
-    return get_clients().store.list_conflicts(world, status)
+              ) -> list[ConflictDetail]:
+    return lifecycle.list_conflicts(get_clients(), world, status)
+
+
+@api_router.post("/v1/worlds/<world>/conflicts/<conflict_id>/resolution",
+                 summary="Settle a conflict: keep one memory (the other is superseded) or both; 409 once the user has")
+def conflict_resolution(world: World, conflict_id: Id, request: ConflictResolution) -> ConflictDetail:
+    return lifecycle.resolve_conflict(get_clients(), world, conflict_id, request)
 
 
 @api_router.get("/v1/worlds/<world>/conversations/<conversation>/signals",
@@ -161,10 +170,8 @@ def user_events(world: World, user_id: Id, limit: Annotated[int, Query(ge=1, le=
 @api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer")
 def memories(world: World, user_id: Id, layer: Annotated[str, Query(pattern="^(episodic|semantic|procedural|summary)$")]
              = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
-    clients = get_clients()
-    rows = (clients.store.list_summaries(world, user_id, limit) if layer == "summary"
-            else clients.store.user_memories(world, user_id, layer, limit))
-    return [r.model_dump(mode="json") for r in rows]
+    # Facts come with effective_confidence (passive decay as of now) and the explanation behind it.
+    return lifecycle.user_memories(get_clients(), world, user_id, layer, limit)  # type: ignore[arg-type]
 
 
 @api_router.post("/v1/worlds/<world>/enrichments",
@@ -230,3 +237,40 @@ def settle(world: World, mention_id: Annotated[int, Path(ge=1)], request: Settle
                    summary="Erase a user everywhere: events, memories, signals, queries and index documents")
 def erase(world: World, user_id: Id) -> Erasure:
     return erase_user(get_clients(), world, user_id)
+
+
+ExportCursor = Annotated[str | None, Query(max_length=2000, description="where the page starts: the previous "
+                                                                       "page's X-Engram-Next-Cursor header")]
+ExportVectors = Annotated[bool, Query(description="include each row's vectors (base64 float32)")]
+ExportBytes = Annotated[int, Query(ge=10_000, le=MAX_EXPORT_PAGE_BYTES, description="the page's size in bytes, "
+                                                                                    "about")]
+_EXPORT: dict[int, Any] = {200: {"description": "a document (docs/export-format.md), one JSON value per line; the header "
+                                "X-Engram-Next-Cursor, when present, fetches the next page",
+                 "content": {"application/x-ndjson": {}}}}
+
+
+def _page(page: ExportPage) -> Response[str]:
+    headers = {"X-Engram-Next-Cursor": page.next_cursor} if page.next_cursor else {}
+    return Response(status_code=200, content_type="application/x-ndjson", body=page.text, headers=headers)
+
+
+@api_router.get("/v1/worlds/<world>/export", summary="Export a world's memory as JSON Lines, page by page",
+                responses=_EXPORT)
+def export_world(world: World, cursor: ExportCursor = None, vectors: ExportVectors = True,
+                 max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
+    return _page(export_page(get_clients(), world, None, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
+
+
+@api_router.get("/v1/worlds/<world>/users/<user_id>/export",
+                summary="Export one user's memory (and the entities it refers to), page by page", responses=_EXPORT)
+def export_user(world: World, user_id: Id, cursor: ExportCursor = None, vectors: ExportVectors = True,
+                max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
+    return _page(export_page(get_clients(), world, user_id, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
+
+
+@api_router.post("/v1/worlds/<world>/import",
+                 summary="Import an export document (JSON Lines) into this world: validated whole, then written in "
+                         "one transaction; rows the world holds are skipped")
+def import_world(world: World) -> ImportResult:
+    body = api_router.current_event.decoded_body or ""
+    return import_document(get_clients(), world, body.splitlines())

@@ -5,13 +5,49 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from engram.model.common import Record
+from engram.model.common import Frozen, Record
 
 MemoryStatus = Literal["active", "superseded", "archived"]
 MemoryLayer = Literal["episodic", "semantic", "procedural", "summary"]
 ConflictStatus = Literal["open", "resolved"]
+# Where a fact comes from: the speaker about themselves, the speaker about someone else, the world's domain database.
+FactSource = Literal["user", "reported", "domain"]
+ConflictKind = Literal["same_predicate", "cross_predicate"]
+# ask_user: left open for the user; the others settled by the rules (a correction is the user's own answer).
+ConflictStrategy = Literal["trust_domain_database", "correction", "confidence_gap", "recency_gap", "ask_user"]
+
+
+class EpisodeEntity(Frozen):
+    """An entity an episode involves, and how: the speaker, a fact's subject or object, or a mention."""
+
+    entity_id: str
+    name: str
+    entity_type: str
+    roles: list[str] = Field(default_factory=list)
+
+
+class ConfidenceFactors(Frozen):
+    """Why a fact is believed as much as it is. Stored confidence = min(cap, base x source_weight +
+    reinforcement); recency (passive decay since the last validation) is applied when it is read."""
+
+    base: float = Field(ge=0.0, le=1.0)  # the extractor's confidence when the fact was first stated
+    reinforcement: float = Field(default=0.0, ge=0.0, le=1.0)  # what restatements added, with diminishing returns
+    source: FactSource = "user"
+    source_weight: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class ConfidenceExplanation(Frozen):
+    """A fact's confidence as of a read: the stored factors, the decay since its last validation, the result."""
+
+    base: float
+    reinforcement: float
+    source: FactSource
+    source_weight: float
+    recency: float  # 1.0 just validated, 0.5 one decay half-life later
+    stored: float
+    effective: float
 
 
 class EpisodicMemory(Record):
@@ -25,6 +61,7 @@ class EpisodicMemory(Record):
     importance: float = Field(ge=0.0, le=1.0)
     occurred_at: datetime
     status: MemoryStatus = "active"
+    entities: list[EpisodeEntity] = Field(default_factory=list)
 
 
 class SemanticMemory(Record):
@@ -45,6 +82,7 @@ class SemanticMemory(Record):
     status: MemoryStatus = "active"
     created_at: datetime
     last_validated_at: datetime
+    factors: ConfidenceFactors | None = None  # None: a fact stored before factors were kept
 
     def statement(self, subject_name: str) -> str:
         return f"{subject_name} {self.predicate.replace('_', ' ')} {self.object_value}"
@@ -84,3 +122,35 @@ class MemoryConflict(Record):
     reason: str | None = None
     created_at: datetime
     resolved_at: datetime | None = None
+    kind: ConflictKind = "same_predicate"
+    winner_memory_id: str | None = None  # the side kept; None while open, or when the user kept both
+    resolved_by: Literal["rules", "user"] | None = None
+    note: str | None = None
+
+
+class ExplainedFact(SemanticMemory):
+    """A fact as read: the stored row, its effective confidence as of the read and why."""
+
+    effective_confidence: float
+    explanation: ConfidenceExplanation
+
+
+class ConflictDetail(MemoryConflict):
+    """A conflict with both sides, each explained as of the read."""
+
+    memory: ExplainedFact | None = None
+    conflicting_memory: ExplainedFact | None = None
+
+
+class ConflictResolution(Frozen):
+    """The user's answer to a conflict: the memory to keep (the other is superseded), or both (no conflict)."""
+
+    winner_memory_id: str | None = Field(default=None, max_length=128)
+    keep_both: bool = False
+    note: str | None = Field(default=None, max_length=1000)
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> ConflictResolution:
+        if (self.winner_memory_id is None) == (not self.keep_both):
+            raise ValueError("give either winner_memory_id or keep_both: true")
+        return self

@@ -13,7 +13,9 @@ _GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|gree
                        re.I)
 _CONFIRM = re.compile(r"^\s*(yes|yeah|yep|ok|okay|sure|right|exactly|correct|sounds good|great)\b[\s!.]*$", re.I)
 _CORRECTION = re.compile(r"\b(actually|correction|i meant|not .+ but|no longer|i was wrong|to be clear)\b", re.I)
-_PREFERENCE = re.compile(r"\b(i (really )?(prefer|like|love|hate|dislike|enjoy|can't stand)|my fav(ou?rite)?)\b", re.I)
+_PREFERENCE = re.compile(r"\b(i (really )?(prefer|like|love|hate|dislike|enjoy|can't stand)|my fav(ou?rite)?|"
+                         r"[A-Z]\w+ (prefers|likes|loves|hates|dislikes|enjoys))\b",  # "Priya prefers tea", too
+                         re.I)
 _QUESTION = re.compile(r"^\s*(who|what|when|where|why|how|which|do|does|did|is|are|can|could|would|will|should)\b", re.I)
 _COMMAND = re.compile(r"^\s*(please\b|tell me|show me|give me|find|list|remind me|book|send|schedule)\b", re.I)
 _STATEMENT = re.compile(r"\b(i|i'm|my|we|our|he|she|they|it|is|are|was|were|have|has|had|will|am)\b", re.I)
@@ -25,12 +27,12 @@ def classify(content: str) -> EventClass:
         return "greeting"
     if _CONFIRM.match(text):
         return "confirmation"
+    if text.endswith("?") and not re.search(r"[.!]\s", text):
+        return "question"  # "What do I like?" asks; it states no preference
     if _CORRECTION.search(text):
         return "correction"
     if _PREFERENCE.search(text):
         return "explicit_preference"
-    if text.endswith("?") and not re.search(r"[.!]\s", text):
-        return "question"
     if _QUESTION.match(text) and "." not in text:
         return "question"
     if _COMMAND.match(text):

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from engram.rules.grounding import without_dates
 
 SELF = "__speaker__"  # the subject "I"/"my": the speaking user
 
@@ -16,6 +18,7 @@ class Statement:
     object: str
     object_is_entity: bool
     confidence: float
+    when: str | None = None  # the sentence's date expression ("last year"), grounded by the caller
 
 
 _OBJ = r"(?P<obj>[^.,;!?]+?)"
@@ -27,10 +30,15 @@ _FIRST_PERSON: list[tuple[re.Pattern[str], str, bool, float]] = [
     (re.compile(rf"\bmy name is\s+{_OBJ}{_END}", re.I), "name", True, 0.9),
     (re.compile(rf"\b(?:i live|i'm living|i am living)\s+in\s+{_OBJ}{_END}", re.I), "lives_in", True, 0.9),
     (re.compile(rf"\bi moved to\s+{_OBJ}{_END}", re.I), "lives_in", True, 0.85),
+    (re.compile(rf"\bi(?:'m| am| will be|'ll be) moving to\s+{_OBJ}{_END}", re.I), "lives_in", True, 0.8),
+    (re.compile(rf"\bi(?:'ll| will) move to\s+{_OBJ}{_END}", re.I), "lives_in", True, 0.8),
+    (re.compile(rf"\bi (?:started|start|'m starting|am starting|will start|'ll start) (?:working )?at\s+{_OBJ}"
+                rf"(?:\s+as\b|{_END})", re.I), "works_at", True, 0.85),
     (re.compile(rf"\bi work\s+as\s+(?:an?\s+)?{_OBJ}{_END}", re.I), "works_as", False, 0.9),
     (re.compile(rf"\bi work\s+(?:at|for)\s+{_OBJ}(?:\s+as\b|{_END})", re.I), "works_at", True, 0.9),
     (re.compile(rf"\bi work\s+(?:at|for)\s+[^.,;!?]+?\s+as\s+(?:an?\s+)?{_OBJ}{_END}", re.I), "works_as", False, 0.9),
-    (re.compile(rf"\bi(?:'m| am)\s+an?\s+{_OBJ}{_END}", re.I), "is_a", False, 0.8),
+    # "I'm a bit tired" says how, not what: a degree word is no noun.
+    (re.compile(rf"\bi(?:'m| am)\s+an?\s+(?!(?:bit|little|lot|tad)\b){_OBJ}{_END}", re.I), "is_a", False, 0.8),
     (re.compile(rf"\bi (?:really )?prefer\s+{_OBJ}{_END}", re.I), "prefers", False, 0.9),
     (re.compile(rf"\bi (?:really )?(?:love|adore)\s+{_OBJ}{_END}", re.I), "loves", False, 0.9),
     (re.compile(rf"\bi (?:really )?(?:like|enjoy)\s+{_OBJ}{_END}", re.I), "likes", False, 0.85),
@@ -49,6 +57,10 @@ _RELATION_WORDS = {"boss", "wife", "husband", "manager", "friend", "sister", "br
                    "mom", "dad", "son", "daughter", "partner", "colleague", "cousin", "aunt", "uncle",
                    "girlfriend", "boyfriend", "neighbor", "neighbour", "teacher", "doctor", "client", "dog", "cat"}
 
+
+# A hedged statement ("I think I live in...", "maybe", "probably") is believed less.
+_HEDGE = re.compile(r"\b(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|might|not sure)\b", re.I)
+HEDGE_FACTOR = 0.6
 
 _TRAILING_TIME = re.compile(r"\s+(?:now|nowadays|these days|today|currently|at the moment|anymore|too|as well)$",
                             re.I)
@@ -69,7 +81,11 @@ def statements(text: str) -> list[Statement]:
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         if not sentence.strip() or sentence.rstrip().endswith("?") or _NEGATED.search(sentence):
             continue
-        out.extend(_sentence_statements(sentence))
+        # "I moved to Porto last year": the date says when, it is not part of the object.
+        undated, when = without_dates(sentence)
+        hedge = HEDGE_FACTOR if _HEDGE.search(sentence) else 1.0
+        out.extend(replace(st, when=when, confidence=round(st.confidence * hedge, 3))
+                   for st in _sentence_statements(undated))
     seen: set[tuple[str, str, str]] = set()
     unique = []
     for s in out:

@@ -14,6 +14,9 @@ from psycopg_pool import ConnectionPool
 
 from engram.errors import TransientStoreError
 
+APP_ROLE = "engram_app"  # the roles of migration 0008
+MAINTENANCE_ROLE = "engram_maintenance"
+
 Row = dict[str, Any]
 
 
@@ -43,15 +46,47 @@ class PostgresBase:
         register_vector(conn)
         # Filtered HNSW searches keep scanning until they have enough rows (pgvector >= 0.8).
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        # Every statement of the session runs as the application role (migration 0008): no superuser, no owner,
+        # no BYPASSRLS, so the world policies hold even for a query that forgot its `world_id =` filter. The
+        # login (the embedded server's superuser, Aurora's schema owner) is only the way in.
+        conn.execute("SELECT set_config('role', %s, false)", (APP_ROLE,))
         conn.commit()
 
     @contextmanager
     def tx(self, world_id: str | None) -> Iterator[psycopg.Cursor[Row]]:
-        """One transaction with the world set (`engram.world_id`, read by row-level security)."""
+        """One transaction with the world set (`engram.world_id`, read by row-level security): it sees and
+        writes that world's rows only. None sets no world, and row-level security then shows no row at all
+        (a health check); a path that must span worlds says so with `all_worlds_tx`."""
+        with self._transaction() as cur:
+            if world_id is not None:
+                # The role again, for this transaction: behind RDS Proxy a session's state is only as safe as its
+                # pinning, and one statement sets both. (None issues no statement, so that a caller may still
+                # open with SET TRANSACTION: the session's role, set at connect, applies.)
+                cur.execute("SELECT set_config('role', %s, true), set_config('engram.world_id', %s, true)",
+                            (APP_ROLE, world_id))
+            yield cur
+
+    @contextmanager
+    def all_worlds_tx(self) -> Iterator[psycopg.Cursor[Row]]:
+        """One transaction across every world, as the maintenance role (its policy admits every row).
+
+        Only for work that is about no world in particular and is reviewed as such: draining the index outbox,
+        the stalled-enrichment sweep and the consolidation plan when no world is named. Everything a request of
+        a world does goes through `tx(world_id)`."""
+        with self._transaction() as cur:
+            cur.execute("SELECT set_config('role', %s, true)", (MAINTENANCE_ROLE,))
+            yield cur
+
+    @contextmanager
+    def world_or_all_tx(self, world_id: str | None) -> Iterator[psycopg.Cursor[Row]]:
+        """`tx(world_id)` for one world, `all_worlds_tx()` when a maintenance path names none."""
+        with (self.tx(world_id) if world_id is not None else self.all_worlds_tx()) as cur:
+            yield cur
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Cursor[Row]]:
         try:
             with self.pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-                if world_id is not None:
-                    cur.execute("SELECT set_config('engram.world_id', %s, true)", (world_id,))
                 yield cur
         except (psycopg.OperationalError, psycopg.errors.SerializationFailure,
                 psycopg.errors.DeadlockDetected) as exc:

@@ -36,7 +36,8 @@ _MENTION = (
 )
 # The fast path in one statement: the canonical name and the aliases equal to the text (global and the
 # user's own, which break a tie between two entities of one name); then, only when neither found a confident
-# match, trigram neighbours: an exact or alias hit never pays for the trigram scan.
+# match, trigram neighbours: an exact or alias hit never pays for the trigram scan. The trigram stage goes through
+# `engram_fuzzy_aliases` (migration 0008), which keeps the trigram index usable under row-level security.
 _MATCH = """
 WITH exact (entity_id, stage, score, user_id, source) AS (
     SELECT e.entity_id, 'exact', 1.0::float8, NULL::text, 'created' FROM canonical_entities e
@@ -45,12 +46,9 @@ WITH exact (entity_id, stage, score, user_id, source) AS (
     SELECT a.entity_id, 'alias', a.confidence::float8, nullif(a.user_id, ''), a.source FROM entity_aliases a
     WHERE a.world_id = %(w)s AND a.normalized_alias = %(n)s AND a.user_id IN ('', %(u)s)
 ), fuzzy (entity_id, stage, score, user_id, source) AS (
-    SELECT a.entity_id, 'fuzzy', (similarity(a.normalized_alias, %(n)s) * a.confidence)::float8 AS sim,
-           nullif(a.user_id, ''), a.source FROM entity_aliases a
-    WHERE a.world_id = %(w)s AND a.normalized_alias %% %(n)s AND a.user_id IN ('', %(u)s)
-      AND similarity(a.normalized_alias, %(n)s) * a.confidence > %(fuzzy_min)s
-      AND NOT EXISTS (SELECT 1 FROM exact) AND NOT EXISTS (SELECT 1 FROM alias WHERE alias.score > %(accept)s)
-    ORDER BY sim DESC LIMIT %(k_fuzzy)s
+    SELECT f.entity_id, 'fuzzy', f.score, f.user_id, f.source
+    FROM engram_fuzzy_aliases(%(n)s, %(u)s, %(fuzzy_min)s, %(k_fuzzy)s) f
+    WHERE NOT EXISTS (SELECT 1 FROM exact) AND NOT EXISTS (SELECT 1 FROM alias WHERE alias.score > %(accept)s)
 )
 SELECT * FROM exact UNION ALL SELECT * FROM alias UNION ALL SELECT * FROM fuzzy
 """
@@ -134,8 +132,7 @@ class EntityRepo(PostgresBase):
             cur.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(min_similarity),))
             cur.execute(
                 f"SELECT {_ENTITY} FROM canonical_entities e WHERE e.world_id = %(w)s AND (%(n)s::text IS NULL OR "
-                "e.normalized_name LIKE %(n_like)s OR e.entity_id IN (SELECT a.entity_id FROM entity_aliases a "
-                "WHERE a.world_id = %(w)s AND (a.normalized_alias LIKE %(n_like)s OR a.normalized_alias %% %(n)s))) "
+                "e.entity_id IN (SELECT engram_entities_named(%(n)s, %(n_like)s))) "  # index-backed: migration 0008
                 "AND (%(d)s::text IS NULL OR lower(e.entity_type) = %(d)s "
                 "OR lower(coalesce(e.description, '')) LIKE %(d_like)s) "
                 "ORDER BY CASE WHEN %(n)s::text IS NULL THEN 0 ELSE similarity(e.normalized_name, %(n)s) END DESC, "

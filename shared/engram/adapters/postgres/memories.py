@@ -5,18 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
+from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
-from engram.adapters.postgres.base import PostgresBase, to_vector
+from engram.adapters.postgres.base import PostgresBase, Row, to_vector
 from engram.model.memories import EpisodicMemory, MemoryConflict, ProceduralMemory, SemanticMemory
 
-_EPISODIC = ("world_id, memory_id, user_id, conversation_id, content, event_ids, entity_ids, importance, "
-             "occurred_at, status")
-_SEMANTIC = ("world_id, memory_id, user_id, subject_entity_id, predicate, object_value, object_entity_id, "
-             "confidence, reinforcement_count, source_event_ids, valid_from, valid_to, status, created_at, "
-             "last_validated_at")
+_EPISODIC_COLUMNS = ("world_id, memory_id, user_id, conversation_id, content, event_ids, entity_ids, importance, "
+                     "occurred_at, status")
+_EPISODIC = _EPISODIC_COLUMNS + ", entities"
+_SEMANTIC_COLUMNS = ("world_id, memory_id, user_id, subject_entity_id, predicate, object_value, object_entity_id, "
+                     "confidence, reinforcement_count, source_event_ids, valid_from, valid_to, status, created_at, "
+                     "last_validated_at")
+# Facts stored before their factors were kept read with none ('{}' is the column's default).
+_SEMANTIC = _SEMANTIC_COLUMNS + ", NULLIF(confidence_factors, '{}'::jsonb) AS factors"
 _CONFLICT = ("world_id, conflict_id, memory_id, conflicting_memory_id, status, strategy, reason, created_at, "
-             "resolved_at")
+             "resolved_at, kind, winner_memory_id, resolved_by, note")
 _PROCEDURAL = "world_id, memory_id, user_id, pattern, support_count, source_ids, confidence, created_at"
 _OUTBOX = "INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, %s, %s, 'upsert')"
 
@@ -28,37 +33,67 @@ class MemoryRepo(PostgresBase):
         with self.tx(m.world_id) as cur:
             cur.execute(
                 f"INSERT INTO episodic_memories ({_EPISODIC}, embedding) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, memory_id) DO NOTHING",
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, memory_id) DO NOTHING",
                 (m.world_id, m.memory_id, m.user_id, m.conversation_id, m.content, m.event_ids, m.entity_ids,
-                 m.importance, m.occurred_at, m.status, to_vector(embedding)),
+                 m.importance, m.occurred_at, m.status, Jsonb([e.model_dump() for e in m.entities]),
+                 to_vector(embedding)),
             )
             if cur.rowcount:
                 cur.execute(_OUTBOX, (m.world_id, "episodic", m.memory_id))
 
     def insert_semantic(self, memory: SemanticMemory, embedding: Sequence[float] | None) -> None:
-        m = memory
-        with self.tx(m.world_id) as cur:
-            cur.execute(
-                f"INSERT INTO semantic_memories ({_SEMANTIC}, embedding) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (world_id, memory_id) DO NOTHING",
-                (m.world_id, m.memory_id, m.user_id, m.subject_entity_id, m.predicate, m.object_value,
-                 m.object_entity_id, m.confidence, m.reinforcement_count, m.source_event_ids, m.valid_from,
-                 m.valid_to, m.status, m.created_at, m.last_validated_at, to_vector(embedding)),
-            )
-            if cur.rowcount:
-                cur.execute(_OUTBOX, (m.world_id, "semantic", m.memory_id))
+        self.record_facts(memory.world_id, [(memory, embedding)], [], [])
 
     def update_semantic(self, memory: SemanticMemory) -> None:
-        m = memory
-        with self.tx(m.world_id) as cur:
+        self.record_facts(memory.world_id, [], [memory], [])
+
+    def record_facts(self, world_id: str, created: Sequence[tuple[SemanticMemory, Sequence[float] | None]],
+                     updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> None:
+        """New facts, changed facts and new conflicts in one transaction, with the index outbox rows."""
+        with self.tx(world_id) as cur:
+            for m, embedding in created:
+                cur.execute(
+                    f"INSERT INTO semantic_memories ({_SEMANTIC_COLUMNS}, confidence_factors, embedding) VALUES "
+                    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (world_id, memory_id) DO NOTHING",
+                    (world_id, m.memory_id, m.user_id, m.subject_entity_id, m.predicate, m.object_value,
+                     m.object_entity_id, m.confidence, m.reinforcement_count, m.source_event_ids, m.valid_from,
+                     m.valid_to, m.status, m.created_at, m.last_validated_at, _factors(m), to_vector(embedding)),
+                )
+                if cur.rowcount:
+                    cur.execute(_OUTBOX, (world_id, "semantic", m.memory_id))
+            for m in updated:
+                _update_fact(cur, world_id, m)
+            for c in conflicts:
+                _insert_conflict(cur, c)
+
+    def get_semantic(self, world_id: str, memory_ids: Sequence[str]) -> list[SemanticMemory]:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND memory_id = ANY(%s)",
+                        (world_id, list(memory_ids)))
+            return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
+
+    def get_conflict(self, world_id: str, conflict_id: str) -> MemoryConflict | None:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_CONFLICT} FROM memory_conflicts WHERE world_id = %s AND conflict_id = %s",
+                        (world_id, conflict_id))
+            row = cur.fetchone()
+        return MemoryConflict.model_validate(row) if row else None
+
+    def settle_conflict(self, conflict: MemoryConflict, updated: Sequence[SemanticMemory]) -> bool:
+        c = conflict
+        with self.tx(c.world_id) as cur:
+            # Guarded: a settlement by the user is final; one by the rules the user may overturn.
             cur.execute(
-                "UPDATE semantic_memories SET confidence = %s, reinforcement_count = %s, source_event_ids = %s, "
-                "valid_to = %s, status = %s, last_validated_at = %s WHERE world_id = %s AND memory_id = %s",
-                (m.confidence, m.reinforcement_count, m.source_event_ids, m.valid_to, m.status, m.last_validated_at,
-                 m.world_id, m.memory_id),
+                "UPDATE memory_conflicts SET status = %s, winner_memory_id = %s, resolved_by = %s, note = %s, "
+                "resolved_at = %s WHERE world_id = %s AND conflict_id = %s AND resolved_by IS DISTINCT FROM 'user'",
+                (c.status, c.winner_memory_id, c.resolved_by, c.note, c.resolved_at, c.world_id, c.conflict_id),
             )
-            cur.execute(_OUTBOX, (m.world_id, "semantic", m.memory_id))
+            if not cur.rowcount:
+                return False
+            for m in updated:
+                _update_fact(cur, c.world_id, m)
+            return True
 
     def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
@@ -100,14 +135,8 @@ class MemoryRepo(PostgresBase):
             return [model.model_validate(r) for r in cur.fetchall()]
 
     def insert_conflict(self, conflict: MemoryConflict) -> None:
-        c = conflict
-        with self.tx(c.world_id) as cur:
-            cur.execute(
-                f"INSERT INTO memory_conflicts ({_CONFLICT}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (world_id, conflict_id) DO NOTHING",
-                (c.world_id, c.conflict_id, c.memory_id, c.conflicting_memory_id, c.status, c.strategy, c.reason,
-                 c.created_at, c.resolved_at),
-            )
+        with self.tx(conflict.world_id) as cur:
+            _insert_conflict(cur, conflict)
 
     def list_conflicts(self, world_id: str, status: str | None) -> list[MemoryConflict]:
         with self.tx(world_id) as cur:
@@ -126,3 +155,28 @@ class MemoryRepo(PostgresBase):
             )
             if cur.rowcount:
                 cur.execute(_OUTBOX, (m.world_id, "procedural", m.memory_id))
+
+
+def _factors(m: SemanticMemory) -> Jsonb:
+    return Jsonb(m.factors.model_dump() if m.factors is not None else {})
+
+
+def _update_fact(cur: psycopg.Cursor[Row], world_id: str, m: SemanticMemory) -> None:
+    cur.execute(
+        "UPDATE semantic_memories SET confidence = %s, reinforcement_count = %s, source_event_ids = %s, "
+        "valid_to = %s, status = %s, last_validated_at = %s, "
+        "confidence_factors = CASE WHEN %s::jsonb = '{}'::jsonb THEN confidence_factors ELSE %s::jsonb END "
+        "WHERE world_id = %s AND memory_id = %s",
+        (m.confidence, m.reinforcement_count, m.source_event_ids, m.valid_to, m.status, m.last_validated_at,
+         _factors(m), _factors(m), world_id, m.memory_id),
+    )
+    cur.execute(_OUTBOX, (world_id, "semantic", m.memory_id))
+
+
+def _insert_conflict(cur: psycopg.Cursor[Row], c: MemoryConflict) -> None:
+    cur.execute(
+        f"INSERT INTO memory_conflicts ({_CONFLICT}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (world_id, conflict_id) DO NOTHING",
+        (c.world_id, c.conflict_id, c.memory_id, c.conflicting_memory_id, c.status, c.strategy, c.reason,
+         c.created_at, c.resolved_at, c.kind, c.winner_memory_id, c.resolved_by, c.note),
+    )

@@ -64,7 +64,7 @@ class SummaryRepo(PostgresBase):
     def stale_conversations(self, world_id: str | None, limit: int) -> list[tuple[str, str, str]]:
         """(world_id, user_id, conversation_id) of conversations with events newer than their summary,
         oldest change first. `world_id` None spans every world: only the scheduler's plan does that."""
-        with self.tx(world_id) as cur:
+        with self.world_or_all_tx(world_id) as cur:
             cur.execute(
                 "SELECT e.world_id, min(e.user_id) AS user_id, e.conversation_id, max(e.received_at) AS last_event "
                 "FROM chat_events e LEFT JOIN memory_summaries s ON s.world_id = e.world_id "

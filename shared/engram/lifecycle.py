@@ -1,0 +1,95 @@
+"""Memory as read and as the user settles it: facts with their confidence explained (passive decay applied at
+read time, never by a background job), conflicts with both sides, and the user's answer to a conflict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from engram.config import Heuristics
+from engram.errors import Conflict, InvalidInput, NotFound
+from engram.extraction import relate_fact
+from engram.model.common import utcnow
+from engram.model.memories import ConflictDetail, ConflictResolution, ExplainedFact, MemoryLayer, SemanticMemory
+from engram.rules.confidence import explain
+from engram.service import Clients
+
+
+def explained(fact: SemanticMemory, h: Heuristics, now: datetime) -> ExplainedFact:
+    """The fact with its effective confidence as of `now` and the factors behind it."""
+    why = explain(fact.factors, fact.confidence, fact.last_validated_at, now, h.decay_half_life_days,
+                  h.max_confidence)
+    return ExplainedFact(**fact.model_dump(), effective_confidence=why.effective, explanation=why)
+
+
+def user_memories(clients: Clients, world_id: str, user_id: str, layer: MemoryLayer, limit: int, *,
+                  now: datetime | None = None) -> list[dict[str, Any]]:
+    """A user's memories of one layer, the newest first; facts explained as of now."""
+    now = now or utcnow()
+    if layer == "summary":
+        return [s.model_dump(mode="json") for s in clients.store.list_summaries(world_id, user_id, limit)]
+    rows = clients.store.user_memories(world_id, user_id, layer, limit)
+    if layer == "semantic":
+        h = clients.heuristics_for(world_id)
+        rows = [explained(r, h, now) for r in rows]
+    return [r.model_dump(mode="json") for r in rows]
+
+
+def list_conflicts(clients: Clients, world_id: str, status: str | None, *,
+                   now: datetime | None = None) -> list[ConflictDetail]:
+    """A world's conflicts, the newest first, each with both facts explained."""
+    now = now or utcnow()
+    h = clients.heuristics_for(world_id)
+    conflicts = clients.store.list_conflicts(world_id, status)
+    ids = {i for c in conflicts for i in (c.memory_id, c.conflicting_memory_id)}
+    facts = {f.memory_id: explained(f, h, now) for f in clients.store.get_semantic(world_id, sorted(ids))}
+    return [ConflictDetail(**c.model_dump(), memory=facts.get(c.memory_id),
+                           conflicting_memory=facts.get(c.conflicting_memory_id)) for c in conflicts]
+
+
+def resolve_conflict(clients: Clients, world_id: str, conflict_id: str, answer: ConflictResolution, *,
+                     now: datetime | None = None) -> ConflictDetail:
+    """The user's answer: keep one side (the other is superseded, not deleted) or both (they do not conflict).
+    A settlement by the rules may be overturned; the user's own is final (409)."""
+    now = now or utcnow()
+    store = clients.store
+    conflict = store.get_conflict(world_id, conflict_id)
+    if conflict is None:
+        raise NotFound(f"no conflict {conflict_id!r} in world {world_id!r}")
+    if conflict.resolved_by == "user":
+        raise Conflict(f"conflict {conflict_id!r} was settled by the user already",
+                       details={"winner_memory_id": conflict.winner_memory_id})
+    sides = [conflict.memory_id, conflict.conflicting_memory_id]
+    if answer.winner_memory_id is not None and answer.winner_memory_id not in sides:
+        raise InvalidInput("winner_memory_id must be one of the conflict's two memories", details={"memories": sides})
+    facts = {f.memory_id: f for f in store.get_semantic(world_id, sides)}
+    if len(facts) != 2:
+        raise Conflict(f"a memory of conflict {conflict_id!r} no longer exists")
+    keep = set(sides) if answer.keep_both else {answer.winner_memory_id}
+    changed: list[SemanticMemory] = []
+    for memory_id, fact in facts.items():
+        if memory_id in keep:
+            fact.status, fact.valid_to = "active", None
+            fact.last_validated_at = max(fact.last_validated_at, now)  # the user vouched for it: decay restarts
+        elif fact.status == "active":
+            fact.status, fact.valid_to = "superseded", now
+        changed.append(fact)
+    settled = conflict.model_copy(update={"status": "resolved", "resolved_by": "user", "resolved_at": now,
+                                          "winner_memory_id": answer.winner_memory_id, "note": answer.note})
+    if not store.settle_conflict(settled, changed):
+        raise Conflict(f"conflict {conflict_id!r} was settled by the user already")
+    _edges(clients, world_id, changed, now)
+    h = clients.heuristics_for(world_id)
+    by_id = {f.memory_id: explained(f, h, now) for f in changed}
+    return ConflictDetail(**settled.model_dump(), memory=by_id.get(conflict.memory_id),
+                          conflicting_memory=by_id.get(conflict.conflicting_memory_id))
+
+
+def _edges(clients: Clients, world_id: str, facts: Sequence[SemanticMemory], now: datetime) -> None:
+    """A fact kept brings its edge back; a fact set aside takes its edge away."""
+    for fact in facts:
+        if fact.status == "active" and fact.object_entity_id is not None:
+            relate_fact(clients, fact, fact.source_event_ids[-1] if fact.source_event_ids else "", now)
+        elif fact.status != "active":
+            clients.store.drop_relationship_source(world_id, fact.memory_id)

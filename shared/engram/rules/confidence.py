@@ -1,0 +1,38 @@
+"""A fact's confidence (pure): where it starts, how restatements reinforce it with diminishing returns
+under the cap, and how it decays passively when read (never by a background job)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from engram.model.memories import ConfidenceExplanation, ConfidenceFactors, FactSource
+from engram.rules.relevance import recency
+
+
+def stored_confidence(factors: ConfidenceFactors, cap: float) -> float:
+    """base x source weight + reinforcement, never above the cap."""
+    return round(min(cap, factors.base * factors.source_weight + factors.reinforcement), 4)
+
+
+def initial_factors(base: float, source: FactSource, source_weights: dict[str, float], cap: float) -> ConfidenceFactors:
+    return ConfidenceFactors(base=min(cap, max(0.0, base)), source=source,
+                             source_weight=source_weights.get(source, 1.0))
+
+
+def reinforced(factors: ConfidenceFactors, cap: float, gain: float) -> ConfidenceFactors:
+    """One more restatement closes `gain` of the gap to the cap: each adds less than the one before, and the
+    confidence approaches the cap without passing it."""
+    now = stored_confidence(factors, cap)
+    step = max(0.0, cap - now) * gain
+    return factors.model_copy(update={"reinforcement": round(min(1.0, factors.reinforcement + step), 4)})
+
+
+def explain(factors: ConfidenceFactors | None, stored: float, last_validated_at: datetime | None, now: datetime,
+            half_life_days: float, cap: float) -> ConfidenceExplanation:
+    """The factors and the effective confidence as of `now`: stored confidence times the passive decay since
+    the fact was last validated (a restatement, a user's choice), capped."""
+    f = factors or ConfidenceFactors(base=min(1.0, stored))
+    decay = recency(last_validated_at, now, half_life_days) if last_validated_at is not None else 1.0
+    return ConfidenceExplanation(base=f.base, reinforcement=f.reinforcement, source=f.source,
+                                 source_weight=f.source_weight, recency=round(decay, 4), stored=stored,
+                                 effective=round(min(cap, max(0.0, stored * decay)), 4))

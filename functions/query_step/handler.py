@@ -1,4 +1,4 @@
-"""query_step: one state of the engram-query loop (init, ask, fulfil, force, finish, fail)."""
+"""query_step: one state of the engram-query loop (init, ask, fulfil, force, fallback, finish, fail)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from engram.service import get_clients
 
 class Step(steps.LoopState):
     model_config = ConfigDict(extra="ignore")
-    action: Literal["init", "ask", "fulfil", "force", "finish", "fail"]
+    action: Literal["init", "ask", "fulfil", "force", "fallback", "finish", "fail"]
     error: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -32,4 +32,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return steps.finish(clients, state).model_dump(mode="json")
     if step.action == "fail":
         return steps.fail(clients, step.world_id, step.query_id, step.error).model_dump(mode="json")
+    if step.action == "fallback":
+        return steps.fallback(clients, state, step.error).model_dump(mode="json")
     return _STEPS[step.action](clients, state).model_dump(mode="json")

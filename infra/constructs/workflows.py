@@ -18,7 +18,8 @@ from constructs import Construct
 
 # Domain errors (engram.errors; their class names are the contract): the transient ones are retried with
 # backoff, the rest are caught at once and the work is marked failed for a later retry.
-TRANSIENT_ERRORS = ["TransientStoreError", "LLMUnavailable"]
+MODEL_UNAVAILABLE = "LLMUnavailable"
+TRANSIENT_ERRORS = ["TransientStoreError", MODEL_UNAVAILABLE]
 FAILURE_ERRORS = ["ExtractionRejected", "CapabilityRejected", "ConfigurationError", *TRANSIENT_ERRORS]
 # Lambda's own: throttling (reserved concurrency is reached in a burst) and service hiccups.
 LAMBDA_ERRORS = ["Lambda.TooManyRequestsException", "Lambda.ServiceException", "Lambda.AWSLambdaException",
@@ -100,10 +101,16 @@ class Workflows(Construct):
         fulfil = self._task("Fulfil", "query_step", {"action": "fulfil", **LOOP})
         force = self._task("Force", "query_step", {"action": "force", **LOOP})
         finish = self._task("Finish", "query_step", {"action": "finish", **LOOP})
-        for step in (init, ask, fulfil, force, finish):
+        # The model still unavailable after the retries: answer from retrieval alone, saying so.
+        fallback = self._task("AnswerFromRetrieval", "query_step", {"action": "fallback", **LOOP,
+                                                                    "error": sfn.JsonPath.object_at("$.error")})
+        for step in (ask, force):
+            step.add_catch(fallback, errors=[MODEL_UNAVAILABLE], result_path="$.error")
+        for step in (init, ask, fulfil, force, fallback, finish):
             self._catch(step, fail)
         finish.next(sfn.Succeed(self, "Answered"))
         force.next(finish)
+        fallback.next(finish)
         fulfil.next(ask)
         choice = (sfn.Choice(self, "AnswerOrMoreInfo")
                   .when(sfn.Condition.string_equals("$.outcome", "answer"), finish)

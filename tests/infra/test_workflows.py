@@ -60,13 +60,13 @@ def test_every_task_retries_the_transient_domain_errors_and_lambda_throttling_wi
 
 @pytest.mark.parametrize(("name", "steps", "handler"), [
     ("engram-enrichment", ("Resolve", "Extract", "Index"), "MarkFailed"),
-    ("engram-query", ("Init", "Ask", "Fulfil", "Force", "Finish"), "MarkQueryFailed"),
+    ("engram-query", ("Init", "Ask", "Fulfil", "Force", "AnswerFromRetrieval", "Finish"), "MarkQueryFailed"),
 ])
 def test_failures_are_caught_by_domain_error_name_first_then_anything_else(
         template: Template, name: str, steps: tuple[str, ...], handler: str) -> None:
     states = definition(template, name)["States"]
     for step in steps:
-        named, anything = states[step]["Catch"]
+        named, anything = states[step]["Catch"][-2:]
         assert {"ExtractionRejected", "TransientStoreError", "LLMUnavailable", "ConfigurationError"} <= set(
             named["ErrorEquals"]) and named["Next"] == handler
         assert anything == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": handler}
@@ -113,6 +113,26 @@ def test_query_loops_ask_and_fulfil_until_an_answer_or_the_budget_runs_out_then_
         assert _invokes(template, states[step]) == "query_step"
         assert states[step]["Parameters"]["action"] == step.lower()
         assert _retries_domain_errors_with_backoff(states[step]), step
+
+
+def test_a_model_still_unavailable_after_the_retries_is_answered_from_retrieval_then_finished(
+        template: Template) -> None:
+    states = definition(template, "engram-query")["States"]
+    for step in ("Ask", "Force"):
+        first = states[step]["Catch"][0]
+        assert first == {"ErrorEquals": ["LLMUnavailable"], "ResultPath": "$.error", "Next": "AnswerFromRetrieval"}
+        retry = next(r for r in states[step]["Retry"] if "LLMUnavailable" in r["ErrorEquals"])
+        assert retry["MaxAttempts"] >= 2 and retry["BackoffRate"] > 1  # retried with backoff before the fallback
+    fallback = states["AnswerFromRetrieval"]
+    assert _invokes(template, fallback) == "query_step" and fallback["Parameters"]["action"] == "fallback"
+    assert fallback["Parameters"]["error.$"] == "$.error" and fallback["Next"] == "Finish"
+    assert len(states["Init"]["Catch"]) == 2 and len(states["Fulfil"]["Catch"]) == 2  # no model call, no fallback
+
+
+def test_an_invalid_info_request_is_routed_to_force_not_fulfil(template: Template) -> None:
+    choice = definition(template, "engram-query")["States"]["AnswerOrMoreInfo"]
+    # ask reports "invalid_request": neither branch matches it, so the default (Force) ends the loop
+    assert all("invalid_request" not in str(c) for c in choice["Choices"]) and choice["Default"] == "Force"
 
 
 def test_consolidation_plans_maps_over_the_scopes_and_finishes_the_run(template: Template) -> None:

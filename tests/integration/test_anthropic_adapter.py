@@ -16,7 +16,7 @@ import pytest
 import respx
 from respx.mocks import HTTPXMocker
 
-from engram.adapters.anthropic_llm import AnswerTool, AnthropicLLM, SummaryTool, build_llm
+from engram.adapters.anthropic_llm import AnswerTool, AnthropicLLM, RequestInfoTool, SummaryTool, build_llm
 from engram.config import DEFAULT_HEURISTICS, Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.entities import EntitySighting
@@ -156,7 +156,7 @@ def test_extraction_returns_the_recorded_triples_and_counts_the_tokens(api: resp
     assert (lives.subject, lives.predicate, lives.object, lives.object_is_entity) == ("Dana", "lives_in", "Lisbon", True)
     assert (lives.event_id, lives.confidence, lives.valid_from) == ("evt_01", 0.9, T0)
     assert (prefers.object, prefers.object_is_entity, prefers.valid_from) == ("window seats", False, None)
-    assert reply.usage == Usage(input_tokens=812, output_tokens=96, calls=1)
+    assert reply.usage == Usage(input_tokens=812, output_tokens=96, calls=1, cache_write_tokens=412)
     assert reply.model == FAST_MODEL
 
 
@@ -186,7 +186,7 @@ def test_extraction_carries_the_windows_references_and_candidates_and_returns_th
     assert "- ent_sam: Sam Carter (person; the boss of Dana)" in content
     assert [(c.reference_id, c.entity_id, c.confidence) for c in reply.value.coreferences] == [
         ("evt_04@0", "ent_priya", 0.92), ("evt_04@31", "ent_sam", 0.88)]
-    assert reply.usage == Usage(input_tokens=904, output_tokens=121, calls=1)  # the same one call
+    assert reply.usage == Usage(input_tokens=904, output_tokens=121, calls=1, cache_read_tokens=412)  # one call
 
 
 def test_an_answer_cites_only_ids_in_the_context_and_drops_invented_ones(api: respx.Router, llm: AnthropicLLM) -> None:
@@ -204,7 +204,9 @@ def test_an_answer_cites_only_ids_in_the_context_and_drops_invented_ones(api: re
     assert answer.sources[0].excerpt == "Dana lives_in Lisbon" and answer.sources[0].score == 0.92
     assert answer.suggested_follow_ups == ["Since when has Dana lived in Lisbon?"]
     assert answer.forced is False
-    assert (reply.usage, reply.model) == (Usage(1530, 118, 1), MODEL)
+    assert (reply.usage, reply.model) == (Usage(1530, 118, 1, cache_read_tokens=380), MODEL)
+    assert reply.usage.sent_tokens == 1530 + 380
+    assert [s.contribution for s in answer.sources] == [0.6, 0.3, 0.1]
 
 
 def test_a_model_that_may_ask_for_more_chooses_between_answer_and_request_info(
@@ -217,7 +219,7 @@ def test_a_model_that_may_ask_for_more_chooses_between_answer_and_request_info(
     assert body["model"] == MODEL
     assert body["tool_choice"] == {"type": "any"}
     assert [(t["name"], t["input_schema"]) for t in body["tools"]] == [
-        ("answer", AnswerTool.model_json_schema()), ("request_info", NeedsMoreInfo.model_json_schema())]
+        ("answer", AnswerTool.model_json_schema()), ("request_info", RequestInfoTool.model_json_schema())]
     assert body["system"] == _system(answer_prompt.SYSTEM)
     content = body["messages"][0]["content"]
     assert "- semantic sem_01: Dana lives_in Lisbon" in content
@@ -233,7 +235,39 @@ def test_a_request_for_more_information_becomes_needs_more_info(api: respx.Route
     (request,) = reply.value.info_requests
     assert (request.capability, request.params) == ("get_relationships", {"entity_id": "ent_dana", "depth": 1})
     assert reply.value.reason == "the question asks about Dana's colleagues"
-    assert reply.usage == Usage(1490, 74, 1)
+    assert reply.usage == Usage(1490, 74, 1, cache_read_tokens=380)
+    assert [(s.signal_type, s.content) for s in reply.signals] == [("Goal", "find out who Dana works with")]
+
+
+def test_the_answer_call_also_returns_the_questions_signals_so_no_extraction_call_is_made(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("answer"))
+
+    reply = llm.answer(_context(), can_request_more=True, remaining_info_requests=2, temperature=0.2)
+
+    assert route.call_count == 1
+    assert [(s.signal_type, s.confidence) for s in reply.signals] == [("Question", 0.95)]
+    assert "question_signals" in sent(route)["tools"][0]["input_schema"]["properties"]
+
+
+def test_the_instructions_and_capability_definitions_are_a_cached_prefix_the_same_every_round(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("request_info"))
+    first = _context()
+    later = first.model_copy(update={"items": [*first.items, ContextItem(
+        kind="entity", id="ent_sam", text="Sam (person) [summary: expand for the full record]", full=False)]})
+
+    llm.answer(first, can_request_more=True, remaining_info_requests=3, temperature=0.2)
+    llm.answer(later, can_request_more=True, remaining_info_requests=2, temperature=0.2)
+
+    one, two = sent(route, 0), sent(route, 1)
+    # tools, then system: the prompt-cache prefix, marked at its end and identical across rounds
+    assert (one["tools"], one["system"]) == (two["tools"], two["system"])
+    assert one["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "expand_entity {entity_id}" in one["system"][0]["text"]
+    # what changes per round, the ids a request may name, is in the user message only
+    assert "ent_sam" not in one["messages"][0]["content"]
+    assert "worth expanding): [ent_sam, ent_dana, ent_lisbon, ent_priya]" in two["messages"][0]["content"]
 
 
 def test_a_model_out_of_info_requests_is_forced_to_answer(api: respx.Router, llm: AnthropicLLM) -> None:
@@ -279,9 +313,17 @@ def test_invalid_tool_input_is_retried_once_and_the_valid_retry_is_kept(api: res
     reply = llm.extract(EVENTS, [])
 
     assert route.call_count == 2
-    assert sent(route, 0) == sent(route, 1)
+    first, retry = sent(route, 0), sent(route, 1)
+    assert retry["messages"][0] == first["messages"][0] and len(retry["messages"]) == 3
+    # corrective: the model sees its own invalid call and what was wrong with it
+    (invalid_call,) = [b for b in retry["messages"][1]["content"] if b["type"] == "tool_use"]
+    (feedback,) = retry["messages"][2]["content"]
+    assert retry["messages"][1]["role"] == "assistant" and invalid_call["name"] == "record_facts"
+    assert feedback["type"] == "tool_result" and feedback["tool_use_id"] == invalid_call["id"] and feedback["is_error"]
+    assert "event_id" in feedback["content"] and "confidence" in feedback["content"]
     assert [t.predicate for t in reply.value.triples] == ["lives_in", "prefers"]
-    assert reply.usage == Usage(input_tokens=810 + 812, output_tokens=41 + 96, calls=2)
+    assert reply.usage == Usage(input_tokens=810 + 812, output_tokens=41 + 96, calls=2, cache_read_tokens=412,
+                                cache_write_tokens=412)
 
 
 def test_invalid_tool_input_twice_is_rejected_after_exactly_two_requests(api: respx.Router, llm: AnthropicLLM) -> None:
@@ -403,7 +445,7 @@ def test_bedrock_requests_are_sigv4_signed_and_name_the_model_in_the_path(bedroc
     assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
     assert body["system"] == _system(extraction_prompt.SYSTEM)
     assert [t.object for t in reply.value.triples] == ["Lisbon", "window seats"]
-    assert reply.usage == Usage(812, 96, 1)
+    assert reply.usage == Usage(812, 96, 1, cache_write_tokens=412)
     assert reply.model == BEDROCK_FAST
 
 

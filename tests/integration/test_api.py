@@ -43,8 +43,13 @@ def test_events_are_accepted_with_scores_and_a_query_is_answered_with_sources(ap
     assert answer.status_code == 200, answer.text
     result = answer.json()
     assert "Madrid" in result["answer"]["content"] and "a1" in {s["id"] for s in result["answer"]["sources"]}
-    again = api.get(f"/v1/worlds/wa/queries/{result['query_id']}")
-    assert again.json()["status"] == "completed"
+    again = api.get(f"/v1/worlds/wa/queries/{result['query_id']}").json()
+    assert again["status"] == "completed" and again["question"] == "Where does Ana live?" and again["user_id"] == "ana"
+    assert again["config"]["max_info_requests"] == 3 and again["remaining_info_requests"] == 3 - again["info_requests_used"]
+    assert again["created_at"] <= again["completed_at"] and again["answer"]["confidence_level"] in ("high", "medium", "low")
+    timings = again["timings"]
+    assert timings["total_ms"] == pytest.approx(timings["model_ms"] + timings["loop_ms"], abs=0.05)
+    assert timings["steps"] == len(again["trace"])
     assert [q["query_id"] for q in api.get("/v1/worlds/wa/queries", params={"user_id": "ana"}).json()] == \
         [result["query_id"]]
     hits = api.get("/v1/worlds/wa/search", params={"q": "Madrid", "user_id": "ana"}).json()

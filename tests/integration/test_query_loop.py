@@ -6,10 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engram.errors import CapabilityRejected
 from engram.extraction import extract_events, index_pending
 from engram.ingest import ingest_events
-from engram.model.queries import QueryConfig, QueryRequest
-from engram.query import steps
+from engram.model.queries import InfoRequest, QueryConfig, QueryRequest
+from engram.query import capabilities, steps
+from engram.query.context import QueryContext
 from engram.query.service import submit_query
 from engram.resolution import resolve_events
 from engram.retrieval.search import search
@@ -79,16 +81,123 @@ def test_an_unanswerable_question_asks_for_more_then_is_forced_and_admits_it(cli
     assert answered.answer.confidence <= 0.5
 
 
-def test_a_request_for_an_id_outside_the_context_is_rejected_not_run(clients: Clients, world: str) -> None:
-    from engram.errors import CapabilityRejected
-    from engram.model.queries import InfoRequest
-    from engram.query import capabilities
+# ---------------------------------------------------------------- the context: summaries first, records on request
+def test_the_first_context_holds_entities_as_summaries_and_expanding_one_brings_its_full_record(
+        clients: Clients, world: str) -> None:
+    query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana live?"))
+    state = steps.init(clients, steps.LoopState(world_id=world, query_id=query.query_id))
+    context = clients.store.load_context(world, query.query_id)
+    assert context is not None
+    dana = clients.store.find_entity_by_name(world, "dana")
+    assert dana is not None and dana.entity_id in context.summary_entity_ids()
+    assert context.stats().entity_summaries >= 1 and context.stats().full_entities == 0
+
+    state = steps.ask(clients, state)  # the offline model: Dana is named and only a summary, so expand her first
+    assert state.outcome == "needs_more_info"
+    context = clients.store.load_context(world, query.query_id)
+    assert context is not None
+    assert [(r.capability, r.params) for r in context.pending_requests] == [
+        ("expand_entity", {"entity_id": dana.entity_id})]
+    state = steps.ask(clients, steps.fulfil(clients, state))
+    final = steps.finish(clients, state)
+
+    context = clients.store.load_context(world, query.query_id)
+    answered = clients.store.get_query(world, query.query_id)
+    assert context is not None and answered is not None and answered.answer is not None
+    record = next(i for i in context.items if i.id == dana.entity_id)
+    assert record.full and "Lisbon" in record.text and dana.entity_id in context.expanded_entity_ids
+    assert dana.entity_id not in context.expandable_entity_ids()
+    assert final.info_requests_used == 1 and "Lisbon" in answered.answer.content
+    assert sum(s.contribution or 0 for s in answered.answer.sources) == pytest.approx(1.0, abs=0.01)
+    assert [t.step for t in answered.trace] == ["init", "ask", "fulfil", "ask", "finish"]
+    assert answered.trace[1].detail["requests"][0]["capability"] == "expand_entity"
+
+
+def test_merge_upgrades_a_summary_to_its_record_once_and_keeps_other_items_unique() -> None:
+    from engram.model.queries import ContextItem
     from engram.query.context import QueryContext
 
-    context = QueryContext(query_id="x", world_id=world, question="?")
-    with pytest.raises(CapabilityRejected):
-        capabilities.validate(InfoRequest(capability="get_entity_details", params={"entity_id": "ent_other"}),
-                              context, set())
-    with pytest.raises(CapabilityRejected):
-        capabilities.validate(InfoRequest(capability="get_relationships", params={"entity_id": "e", "depth": 9}),
-                              context, set())
+    context = QueryContext(query_id="x", world_id="w", question="?")
+    summary = ContextItem(kind="entity", id="e1", text="Dana (person)", full=False, name="Dana", score=0.5)
+    record = ContextItem(kind="entity", id="e1", text="Dana (person). Dana lives in Lisbon", full=True, score=0.9,
+                         entity_ids=["e1", "e2"])
+    event = ContextItem(kind="event", id="q1", text="user: hi", entity_ids=["e3"])
+    assert context.merge([summary, event, event]) == 2
+    assert context.expandable_entity_ids() == ["e1", "e3"]
+    assert context.merge([record]) == 1 and context.merge([record, summary]) == 0
+    assert [i.text for i in context.items] == ["Dana (person). Dana lives in Lisbon", "user: hi"]
+    assert context.all_entity_ids() == ["e1", "e2", "e3"] and context.expandable_entity_ids() == ["e2", "e3"]
+    stats = context.stats(chars_per_token=4.0)
+    assert (stats.items, stats.full_entities, stats.entity_summaries) == (2, 1, 0)
+    assert stats.estimated_tokens == stats.characters // 4 and stats.by_kind == {"entity": 1, "event": 1}
+
+
+def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> None:
+    from engram.config import DEFAULT_HEURISTICS
+    from engram.model.queries import ContextItem
+    from engram.query import budget
+    from engram.query.context import QueryContext
+
+    h = DEFAULT_HEURISTICS.model_copy(update={"context_token_budget": 80, "context_keep_at_least": 3,
+                                              "context_summary_body_chars": 100})
+    items = [ContextItem(kind="summary", id=f"s{n}", text="word " * 100, score=n / 10) for n in range(6)]
+    context = QueryContext(query_id="x", world_id="w", question="?", items=items, conversation=["line"] * 6)
+    taken = budget.thin(context, h)
+    assert taken == ["dropped 3 low-scoring items", "stripped the bodies of summaries", "compacted"]
+    assert [i.id for i in context.items] == ["s3", "s4", "s5"]
+    assert all(len(i.text) <= 101 for i in context.items) and len(context.conversation) == 3
+    assert context.stats(h.chars_per_token).estimated_tokens <= 80
+
+
+# ---------------------------------------------------------------- capabilities, constrained to the context
+def _offer(clients: Clients, world: str) -> tuple[QueryContext, capabilities.Offer]:
+    query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana work?"))
+    steps.init(clients, steps.LoopState(world_id=world, query_id=query.query_id))
+    context = clients.store.load_context(world, query.query_id)
+    assert context is not None
+    return context, capabilities.offer(context)
+
+
+def test_every_id_a_request_names_must_be_one_the_context_holds(clients: Clients, world: str) -> None:
+    context, offer = _offer(clients, world)
+    held = context.all_entity_ids()[0]
+
+    def rejected(capability: str, **params: object) -> str:
+        with pytest.raises(CapabilityRejected) as caught:
+            offer.validate(InfoRequest(capability=capability, params=params))  # type: ignore[arg-type]
+        return caught.value.message
+
+    assert "'ent_other' is not in this query's context" in rejected("expand_entity", entity_id="ent_other")
+    assert "'ent_other' is not in" in rejected("expand_entities", entity_ids=[held, "ent_other"])
+    assert "'ent_other' is not in" in rejected("find_path", from_entity_id=held, to_entity_id="ent_other")
+    assert "depth" in rejected("get_relationships", entity_id=held, depth=9)
+    assert "entity_id" in rejected("expand_entity")  # missing
+    assert "'planet' is not one the context holds" in rejected("get_entities_by_definition", definition="planet")
+    assert "conversation 'c9'" in rejected("get_conversation_history", conversation_id="c9")
+    assert "extra" in rejected("search_memories", query="x", world_id="another-world").lower()
+    assert offer.validate(InfoRequest(capability="expand_entity", params={"entity_id": held})).entity_id == held  # type: ignore[union-attr]
+    assert any(held in line for line in offer.describe())
+
+
+def test_each_capability_reads_the_real_store_and_returns_context_items(clients: Clients, world: str) -> None:
+    context, _ = _offer(clients, world)
+    dana = clients.store.find_entity_by_name(world, "dana")
+    assert dana is not None
+
+    def run(capability: str, **params: object) -> list[str]:
+        typed = capabilities.offer(context).validate(InfoRequest(capability=capability, params=params))  # type: ignore[arg-type]
+        items = capabilities.execute(clients, context, "dana", typed)
+        context.merge(items)
+        return [i.text for i in items]
+
+    acme = run("get_entity_by_name", name="Acme Robotic")  # fuzzy: one letter short
+    assert acme and acme[0].startswith("Acme Robotics") and "[summary" in acme[0]
+    definitions = run("list_entity_definitions")
+    assert "person" in context.definitions and "person (" in definitions[0]
+    people = run("get_entities_by_definition", definition="person")
+    assert any(t.startswith("dana (person)") for t in people) and any(t.startswith("Sarah (person)") for t in people)
+    assert any(t.startswith(("dana", "Acme")) for t in run("search_entities", query="firmware engineer"))
+    (record,) = run("expand_entity", entity_id=dana.entity_id)
+    assert "Lisbon" in record and "Acme Robotics" in record
+    assert any("Acme Robotics" in t for t in run("get_relationships", entity_id=dana.entity_id, depth=1))
+    assert any("Lisbon" in t for t in run("search_memories", query="Lisbon"))

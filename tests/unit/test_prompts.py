@@ -63,12 +63,13 @@ def test_the_answer_prompt_lists_items_by_kind_and_id_and_the_expandable_entitie
                                           entity_ids=["ent_dana", "ent_lisbon"])],
                        conversation=["[2 hours ago] User: I moved."], expanded_entity_ids=["ent_dana"])
 
-    text = answer.render_context(context)
+    text = answer.messages(context, 2)[0]["content"]
 
     assert text.startswith("Question: Where does Dana live?")
     assert "- semantic sem_01: Dana lives_in Lisbon" in text
     assert "Recent conversation:\n[2 hours ago] User: I moved." in text
-    assert "Entities you may expand: ent_lisbon" in text  # ent_dana is expanded already
+    assert "(worth expanding): [ent_lisbon]" in text  # ent_dana is expanded already
+    assert "- entity ids (entity_id, entity_ids, from_entity_id, to_entity_id): [ent_dana, ent_lisbon]" in text
 
 
 def test_an_empty_context_says_so() -> None:

@@ -1,5 +1,6 @@
-"""engram-query as synthesized: the model answers at once, asks for more first, or keeps asking until
-it is forced to answer; each run is read back from the execution history."""
+"""engram-query as synthesized: the model answers at once, asks for more first, keeps asking until it is
+forced to answer, asks for an id it was never shown, or stays unavailable; each run is read back from the
+execution history."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from engram.model.queries import Answer, InfoRequest, NeedsMoreInfo, QueryConfig
 from engram.ports import LLM
 from engram.query.service import submit_query
 from engram.service import Clients
+from infra.constructs.workflows import RETRY_ATTEMPTS
 from tests.fakes.llm import ScriptedLLM
 from tests.workflow.executions import Executions
 
@@ -74,7 +76,7 @@ def test_a_model_that_asks_twice_gets_two_fulfilments_then_answers(
         install_llm: Callable[[LLM], None]) -> None:
     dana = workflow_clients.store.find_entity_by_name(WORLD, "dana")
     assert dana is not None
-    details = NeedsMoreInfo(info_requests=[InfoRequest(capability="get_entity_details",
+    details = NeedsMoreInfo(info_requests=[InfoRequest(capability="expand_entity",
                                                        params={"entity_id": dana.entity_id})])
     llm = ScriptedLLM([_search("Acme Robotics"), details, ANSWER])
     install_llm(llm)
@@ -113,3 +115,46 @@ def test_a_model_that_keeps_asking_is_forced_to_answer_after_max_info_requests(
     assert query.answer is not None and query.answer.forced and query.answer.content == "Probably Lisbon."
     assert [c.method for c in llm.calls] == ["answer", "answer", "answer", "force_answer"]
     assert [c.args["can_request_more"] for c in llm.calls_to("answer")] == [True, True, False]
+
+
+def test_a_request_for_an_entity_the_context_does_not_hold_ends_the_loop_with_a_low_confidence_forced_answer(
+        world: str, workflow_clients: Clients, executions: Executions,
+        install_llm: Callable[[LLM], None]) -> None:
+    invented = NeedsMoreInfo(info_requests=[InfoRequest(capability="expand_entity", params={"entity_id": "ent_made_up"},
+                                                        reason="Dana's employer")])
+    llm = ScriptedLLM([invented], forced=Answer(content="Dana lives in Lisbon.", confidence=0.9))
+    install_llm(llm)
+    query = _ask(workflow_clients)
+    arn = executions.named(MACHINE, query.query_id)
+
+    assert executions.wait(arn)["status"] == "SUCCEEDED"
+    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerOrMoreInfo", "Force", "Finish", "Answered"]
+    assert query.status == "completed" and query.info_requests_used == 0  # nothing was run for it
+    answer = query.answer
+    assert answer is not None and answer.forced
+    assert answer.confidence <= 0.3 and answer.confidence_level == "low"
+    assert "Dana's employer" in answer.content and "'ent_made_up' is not in this query's context" in answer.content
+    ask = next(t for t in query.trace if t.step == "ask")
+    assert ask.outcome == "invalid_request"
+    assert [c.method for c in llm.calls] == ["answer", "force_answer"]
+
+
+def test_a_model_that_stays_unavailable_is_retried_then_the_question_is_answered_from_retrieval(
+        world: str, workflow_clients: Clients, executions: Executions,
+        install_llm: Callable[[LLM], None]) -> None:
+    llm = ScriptedLLM([ANSWER], unavailable=["answer", "force_answer"])
+    install_llm(llm)
+    query = _ask(workflow_clients)
+    arn = executions.named(MACHINE, query.query_id)
+
+    assert executions.wait(arn)["status"] == "SUCCEEDED"
+    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerFromRetrieval", "Finish", "Answered"]
+    assert len(llm.calls_to("answer")) == 1 + RETRY_ATTEMPTS  # the state machine's retries, then the fallback
+    assert query.status == "completed"
+    answer = query.answer
+    assert answer is not None and answer.basis == "retrieval" and answer.confidence_level == "low"
+    assert answer.content.startswith("The language model is unavailable")
+    assert "Lisbon" in answer.content and answer.sources  # what retrieval found, cited
+    assert query.model_calls == 0
+    fallback = next(t for t in query.trace if t.step == "fallback")
+    assert fallback.detail["error"] == "LLMUnavailable"

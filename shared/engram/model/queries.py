@@ -8,16 +8,23 @@ from typing import Any, Literal
 from pydantic import Field
 
 from engram.model.common import Frozen, Identifier, Record
+from engram.model.signals import SignalType
 
 QueryStatus = Literal["pending", "processing", "completed", "failed"]
 Capability = Literal[
-    "get_entity_details",
+    "expand_entity",
+    "expand_entities",
+    "search_entities",
+    "get_entity_by_name",
     "get_relationships",
+    "list_entity_definitions",
+    "get_entities_by_definition",
     "search_memories",
     "get_conversation_history",
     "get_entity_timeline",
     "find_path",
 ]
+ConfidenceLevel = Literal["high", "medium", "low"]
 
 
 class QueryConfig(Frozen):
@@ -42,15 +49,19 @@ class Source(Frozen):
     kind: SourceKind
     id: str
     excerpt: str
-    score: float | None = None
+    score: float | None = None  # the item's retrieval score
+    contribution: float | None = Field(default=None, ge=0.0, le=1.0,
+                                       description="the share of the answer resting on this item (sources sum to 1)")
 
 
 class Answer(Frozen):
     content: str
     confidence: float = Field(ge=0.0, le=1.0)
+    confidence_level: ConfidenceLevel | None = None  # set by the loop from the world's thresholds
     sources: list[Source] = Field(default_factory=list)
     suggested_follow_ups: list[str] = Field(default_factory=list)
-    forced: bool = False  # True when the loop ran out of info requests and had to answer
+    forced: bool = False  # True when the loop ran out of info requests (or a request was invalid) and had to answer
+    basis: Literal["model", "retrieval"] = "model"  # retrieval: the model stayed unavailable, no model wrote this
 
 
 class InfoRequest(Frozen):
@@ -64,16 +75,43 @@ class NeedsMoreInfo(Frozen):
     reason: str = ""
 
 
+class EntityDefinition(Frozen):
+    """A kind of entity the world holds (its `entity_type`), how many, and the domain ontology's description."""
+
+    definition: str
+    entities: int
+    description: str | None = None
+
+
+class QuestionSignal(Frozen):
+    """A signal the question itself carries (a goal, a constraint...), read by the same model call as the answer."""
+
+    signal_type: SignalType
+    content: str = Field(min_length=1, max_length=500)
+    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+
+
 class TraceStep(Frozen):
     iteration: int
-    step: Literal["init", "ask", "fulfil", "force", "finish"]
+    step: Literal["init", "ask", "fulfil", "force", "fallback", "finish"]
     outcome: str
     detail: dict[str, Any] = Field(default_factory=dict)
     elapsed_ms: float = 0.0
+    model_ms: float = 0.0  # the part of elapsed_ms spent waiting on the model
+
+
+class QueryTimings(Frozen):
+    """Where a query's time went: all of it, the model's share and the loop's own (everything else)."""
+
+    total_ms: float
+    model_ms: float
+    loop_ms: float
+    steps: int
 
 
 class ContextItem(Frozen):
-    """One piece of evidence in a query context; `id` is what an answer cites."""
+    """One piece of evidence in a query context; `id` is what an answer cites. An entity item is either a
+    summary (name, type, what the record holds: `full` False) or the full record (`full` True)."""
 
     kind: Literal["event", "episodic", "semantic", "summary", "procedural", "entity", "relationship"]
     id: str
@@ -81,6 +119,8 @@ class ContextItem(Frozen):
     score: float = 0.0
     entity_ids: list[str] = Field(default_factory=list)
     occurred_at: datetime | None = None
+    full: bool = True
+    name: str | None = None  # an entity item's name
 
 
 class WorldQuery(Record):
@@ -98,6 +138,7 @@ class WorldQuery(Record):
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    signals: list[QuestionSignal] = Field(default_factory=list)  # the question's own, from the first ask
     error: str | None = None
     created_at: datetime
     completed_at: datetime | None = None
@@ -110,8 +151,17 @@ class WorldQuery(Record):
     def can_request_more_info(self) -> bool:
         return self.remaining_info_requests > 0
 
+    @property
+    def timings(self) -> QueryTimings:
+        total = sum(t.elapsed_ms for t in self.trace)
+        model = sum(t.model_ms for t in self.trace)
+        return QueryTimings(total_ms=round(total, 2), model_ms=round(model, 2), loop_ms=round(total - model, 2),
+                            steps=len(self.trace))
+
 
 class QueryResponse(Frozen):
+    """A query as the API shows it: the answer, the loop trace and the query's lifecycle."""
+
     query_id: str
     status: QueryStatus
     answer: Answer | None
@@ -119,6 +169,19 @@ class QueryResponse(Frozen):
     info_requests_used: int
     model: str | None
     trace: list[TraceStep]
+    user_id: str | None = None
+    question: str | None = None
+    conversation_id: str | None = None
+    config: QueryConfig | None = None
+    remaining_info_requests: int | None = None
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    timings: QueryTimings | None = None
+    signals: list[QuestionSignal] = Field(default_factory=list)
+    error: str | None = None
+    created_at: datetime | None = None
+    completed_at: datetime | None = None
 
 
 class QueryAccepted(Frozen):

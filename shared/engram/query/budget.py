@@ -1,34 +1,36 @@
-"""Context thinning at token budgets: drop the lowest-scoring items, then cut long bodies, then compact."""
+"""Context thinning at token budgets: drop the lowest-scoring items, then strip the bodies of summaries
+(and of anything as long), then compact the conversation."""
 
 from __future__ import annotations
 
+from engram.config import Heuristics
 from engram.query.context import QueryContext
 
-_KEEP_AT_LEAST = 5
-_BODY_CHARS = 300
 
-
-def thin(context: QueryContext, budget_tokens: int, chars_per_token: float) -> list[str]:
-    """Thin the context in place until it fits; returns the measures taken (for the trace)."""
+def thin(context: QueryContext, h: Heuristics) -> list[str]:
+    """Thin the context in place until it fits `h.context_token_budget`; returns the measures taken (for the trace)."""
     taken: list[str] = []
 
     def over() -> bool:
-        return context.stats(chars_per_token).estimated_tokens > budget_tokens
+        return context.stats(h.chars_per_token).estimated_tokens > h.context_token_budget
 
     if not over():
         return taken
+    # Entities outrank other items: every id the model may ask about stays in view.
     ranked = sorted(context.items, key=lambda i: (i.kind == "entity", i.score), reverse=True)
-    while over() and len(ranked) > _KEEP_AT_LEAST:
-        ranked.pop()
-    if len(ranked) < len(context.items):
-        taken.append(f"dropped {len(context.items) - len(ranked)} low-scoring items")
-        keep = {(i.kind, i.id) for i in ranked}
-        context.items = [i for i in context.items if (i.kind, i.id) in keep]
+    before = len(ranked)
+    while over() and len(ranked) > h.context_keep_at_least:
+        dropped = ranked.pop()
+        context.items = [i for i in context.items if (i.kind, i.id) != (dropped.kind, dropped.id)]
+    if len(ranked) < before:
+        taken.append(f"dropped {before - len(ranked)} low-scoring items")
     if over():
-        context.items = [i if len(i.text) <= _BODY_CHARS else i.model_copy(update={"text": i.text[:_BODY_CHARS] + "…"})
+        limit = h.context_summary_body_chars
+        context.items = [i.model_copy(update={"text": i.text[:limit] + "…"}) if len(i.text) > limit else i
                          for i in context.items]
-        taken.append("cut long bodies")
+        taken.append("stripped the bodies of summaries")
     if over():
-        context.conversation = context.conversation[-3:]
-        taken.append("compacted the conversation")
+        context.conversation = context.conversation[-h.context_compact_conversation:]
+        context.items = [i.model_copy(update={"text": " ".join(i.text.split())}) for i in context.items]
+        taken.append("compacted")
     return taken

@@ -37,4 +37,9 @@ def list_queries(clients: Clients, world_id: str, user_id: str | None, limit: in
 def response(query: WorldQuery) -> QueryResponse:
     return QueryResponse(query_id=query.query_id, status=query.status, answer=query.answer,
                          iterations=max((t.iteration for t in query.trace), default=0),
-                         info_requests_used=query.info_requests_used, model=query.model, trace=query.trace)
+                         info_requests_used=query.info_requests_used, model=query.model, trace=query.trace,
+                         user_id=query.user_id, question=query.question, conversation_id=query.conversation_id,
+                         config=query.config, remaining_info_requests=query.remaining_info_requests,
+                         model_calls=query.model_calls, input_tokens=query.input_tokens,
+                         output_tokens=query.output_tokens, timings=query.timings, signals=query.signals,
+                         error=query.error, created_at=query.created_at, completed_at=query.completed_at)

@@ -11,9 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from engram.config import Heuristics
 from engram.errors import CapabilityRejected, NotFound
 from engram.model.common import utcnow
-from engram.model.queries import Answer, ContextItem, NeedsMoreInfo, TraceStep, WorldQuery
+from engram.model.queries import Answer, NeedsMoreInfo, Source, TraceStep, WorldQuery
 from engram.ports import Usage
 from engram.query import budget, capabilities
 from engram.query.context import QueryContext
@@ -21,12 +22,14 @@ from engram.retrieval.conversation import conversation_context
 from engram.retrieval.search import search
 from engram.service import Clients
 
+Outcome = Literal["answer", "needs_more_info", "invalid_request"]
+
 
 class LoopState(BaseModel):
     world_id: str
     query_id: str
     iteration: int = 0
-    outcome: Literal["answer", "needs_more_info"] | None = None
+    outcome: Outcome | None = None  # the Choice state routes on it: answer, fulfil, or force
     remaining_info_requests: int = 0
 
 
@@ -47,11 +50,22 @@ def _load(clients: Clients, state: LoopState) -> tuple[WorldQuery, QueryContext 
 
 @contextmanager
 def _traced(query: WorldQuery, iteration: int, step: str) -> Iterator[dict[str, Any]]:
-    record: dict[str, Any] = {"outcome": "", "detail": {}}
+    """Time a step into the query's trace; a step that calls the model adds its wait to `model_ms`."""
+    record: dict[str, Any] = {"outcome": "", "detail": {}, "model_ms": 0.0}
     started = time.perf_counter()
     yield record
     query.trace.append(TraceStep(iteration=iteration, step=step, outcome=record["outcome"],  # type: ignore[arg-type]
-                                 detail=record["detail"], elapsed_ms=round((time.perf_counter() - started) * 1000, 2)))
+                                 detail=record["detail"], elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
+                                 model_ms=round(record["model_ms"], 2)))
+
+
+@contextmanager
+def _model_wait(record: dict[str, Any]) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        record["model_ms"] += (time.perf_counter() - started) * 1000
 
 
 def _done(query: WorldQuery, iteration: int, step: str) -> TraceStep | None:
@@ -63,53 +77,60 @@ def _state(query: WorldQuery, iteration: int, outcome: str | None) -> LoopState:
                      outcome=outcome, remaining_info_requests=query.remaining_info_requests)  # type: ignore[arg-type]
 
 
-def _record_usage(query: WorldQuery, usage: Usage, model: str) -> None:
+def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model: str) -> None:
     query.model = model
     query.model_calls += usage.calls
-    query.input_tokens += usage.input_tokens
+    query.input_tokens += usage.sent_tokens  # the query's cost in context: cached prefix tokens count too
     query.output_tokens += usage.output_tokens
+    record["detail"]["tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens,
+                                  "cache_read": usage.cache_read_tokens, "cache_write": usage.cache_write_tokens}
 
 
 def init(clients: Clients, state: LoopState) -> LoopState:
-    """Build the initial context: fused search, the entities it touches with their facts and
-    relationships, and the conversation context."""
+    """Build the first context, compact on purpose: the fused search's best hits, the entities they
+    touch as summaries (their full records come when asked for), those entities' direct relationships,
+    and the conversation context."""
     query, existing = _load(clients, state)
     if existing is not None and _done(query, 0, "init"):
         return _state(query, 0, None)
     now = utcnow()
+    h = clients.heuristics_for(query.world_id)
     query.status = "processing"
     with _traced(query, 0, "init") as record:
         context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question)
-        found = search(clients, query.world_id, query.question, user_id=query.user_id, limit=10, now=now)
-        hits = found.hits
-        context.merge([ContextItem(kind=h.kind, id=h.doc_id, text=h.text, score=h.score, entity_ids=h.entity_ids,
-                                   occurred_at=h.occurred_at) for h in hits])
+        found = search(clients, query.world_id, query.question, user_id=query.user_id, limit=h.query_initial_hits,
+                       now=now)
+        context.merge(capabilities.hit_items(clients, query.world_id, found.hits))
         entity_ids = list(dict.fromkeys([e.entity_id for e in found.entities]
-                                        + [e for h in hits for e in h.entity_ids]))[: query.config.max_initial_entities]
-        entities = clients.store.get_entities(query.world_id, entity_ids)
-        context.merge([capabilities.entity_item(e) for e in entities])
-        facts = [f for f in clients.store.facts_about(query.world_id, entity_ids, 20) if f.user_id == query.user_id]
-        context.merge(capabilities.fact_items(clients, query.world_id, facts))
+                                        + [hit.doc_id for hit in found.hits if hit.kind == "entity"]
+                                        + [e for hit in found.hits for e in hit.entity_ids]
+                                        ))[: query.config.max_initial_entities]
+        entities = {e.entity_id: e for e in clients.store.get_entities(query.world_id, entity_ids)}
+        named = {e.entity_id for e in found.entities}
+        context.merge([capabilities.entity_summary(entities[e], score=1.0 if e in named else 0.5)
+                       for e in entity_ids if e in entities])
+        context.definitions = sorted({e.entity_type for e in entities.values()})
         if query.config.include_relationships:
-            for entity_id in entity_ids[:3]:
-                request = capabilities.Relationships(capability="get_relationships", entity_id=entity_id, depth=1)
-                context.merge(capabilities.execute(clients, query.world_id, query.user_id, request))
+            for entity_id in [e for e in entity_ids if e in entities][: h.query_relationship_entities]:
+                context.merge(capabilities.relationship_items(
+                    clients, query.world_id, clients.store.relationships(query.world_id, entity_id, 1)))
         conversation = conversation_context(clients, query.world_id, query.user_id, query.conversation_id,
                                             query.question, now)
         context.conversation = conversation.lines(query.user_id, now)
         context.conversation_ids = sorted({e.conversation_id for e in conversation.events})
         clients.store.save_context(context)
-        stats = context.stats()
+        stats = context.stats(h.chars_per_token)
         record["outcome"] = "context_built"
         record["detail"] = {"items": stats.items, "estimated_tokens": stats.estimated_tokens,
-                            "entities": len(entity_ids), "conversation_lines": len(context.conversation)}
+                            "entity_summaries": stats.entity_summaries, "conversation_lines": len(context.conversation),
+                            "search_ms": found.search_time_ms}
     clients.store.save_query(query)
     return _state(query, 0, None)
 
 
 def ask(clients: Clients, state: LoopState) -> LoopState:
-    """Ask the model: an Answer ends the loop; NeedsMoreInfo is kept for `fulfil`, or, with no
-    info requests left, leads to `force`."""
+    """Ask the model: an Answer ends the loop; NeedsMoreInfo is validated against this round's offer
+    and kept for `fulfil`; an invalid request, or one with no info requests left, leads to `force`."""
     query, context = _load(clients, state)
     iteration = state.iteration + 1
     previous = _done(query, iteration, "ask")
@@ -118,20 +139,34 @@ def ask(clients: Clients, state: LoopState) -> LoopState:
     assert context is not None, "init stores the context before ask runs"
     h = clients.heuristics_for(query.world_id)
     with _traced(query, iteration, "ask") as record:
-        measures = budget.thin(context, h.context_token_budget, h.chars_per_token)
-        reply = clients.llm.answer(context, can_request_more=query.can_request_more_info,
-                                   remaining_info_requests=query.remaining_info_requests,
-                                   temperature=query.config.temperature)
-        _record_usage(query, reply.usage, reply.model)
+        measures = budget.thin(context, h)
+        with _model_wait(record):
+            reply = clients.llm.answer(context, can_request_more=query.can_request_more_info,
+                                       remaining_info_requests=query.remaining_info_requests,
+                                       temperature=query.config.temperature)
+        _record_usage(query, record, reply.usage, reply.model)
+        if reply.signals and not query.signals:
+            query.signals = list(reply.signals)
         if isinstance(reply.value, NeedsMoreInfo):
-            # With no requests left nothing is kept to fulfil: the state machine's Choice sends it to Force.
-            context.pending_requests = list(reply.value.info_requests) if query.can_request_more_info else []
-            record["outcome"] = "needs_more_info"
-            record["detail"] = {"requests": [r.model_dump() for r in reply.value.info_requests]}
+            requests = list(reply.value.info_requests)
+            record["detail"]["requests"] = [r.model_dump() for r in requests]
+            offer = capabilities.offer(context)
+            for request in requests if query.can_request_more_info else []:
+                try:
+                    offer.validate(request)
+                except CapabilityRejected as exc:
+                    context.missing.append(f"{request.reason or 'more information'} ({exc.message})")
+            if context.missing:
+                record["outcome"] = "invalid_request"
+                record["detail"]["rejected"] = context.missing
+            else:
+                # With no requests left nothing is kept to fulfil: the state machine's Choice sends it to Force.
+                context.pending_requests = requests if query.can_request_more_info else []
+                record["outcome"] = "needs_more_info"
         else:
-            query.answer = _grounded(reply.value, context)
+            query.answer = _grounded(reply.value, context, h)
             record["outcome"] = "answer"
-            record["detail"] = {"confidence": query.answer.confidence, "sources": len(query.answer.sources)}
+            record["detail"].update(confidence=query.answer.confidence, sources=len(query.answer.sources))
         if measures:
             record["detail"]["thinned"] = measures
     clients.store.save_context(context)
@@ -140,46 +175,71 @@ def ask(clients: Clients, state: LoopState) -> LoopState:
 
 
 def fulfil(clients: Clients, state: LoopState) -> LoopState:
-    """Validate and run the pending info requests, merge what they find into the context."""
+    """Run the pending (validated) info requests and merge what they find into the context."""
     query, context = _load(clients, state)
     if _done(query, state.iteration, "fulfil"):
         return _state(query, state.iteration, "needs_more_info")
     assert context is not None
     with _traced(query, state.iteration, "fulfil") as record:
-        added, rejected = 0, []
+        offer = capabilities.offer(context)
+        added, served = 0, []
         for request in context.pending_requests:
-            try:
-                typed = capabilities.validate(request, context, set(context.conversation_ids))
-            except CapabilityRejected as exc:
-                rejected.append({"capability": request.capability, "reason": exc.message})
-                continue
-            added += context.merge(capabilities.execute(clients, query.world_id, query.user_id, typed))
-            for field in ("entity_id", "from_entity_id", "to_entity_id"):
-                if getattr(typed, field, None):
-                    context.mark_expanded(getattr(typed, field))
+            typed = offer.validate(request)  # validated by ask against the same context: cannot fail here
+            added += context.merge(capabilities.execute(clients, context, query.user_id, typed))
+            for entity_id in capabilities.expanded_ids(typed):
+                context.mark_expanded(entity_id)
+            served.append(request.capability)
         context.pending_requests = []
         query.info_requests_used += 1
-        record["outcome"] = "fulfilled" if not rejected else "fulfilled_with_rejections"
-        record["detail"] = {"items_added": added, "rejected": rejected}
+        stats = context.stats(clients.heuristics_for(query.world_id).chars_per_token)
+        record["outcome"] = "fulfilled"
+        record["detail"] = {"served": served, "items_added": added, "items": stats.items,
+                            "estimated_tokens": stats.estimated_tokens}
     clients.store.save_context(context)
     clients.store.save_query(query)
     return _state(query, state.iteration, "needs_more_info")
 
 
 def force(clients: Clients, state: LoopState) -> LoopState:
-    """Out of info requests: the model must answer with what it has."""
+    """Out of info requests, or a request was invalid: the model must answer with what it has. After an
+    invalid request the answer's confidence is capped low and it says what was missing."""
     query, context = _load(clients, state)
     if _done(query, state.iteration, "force"):
         return _state(query, state.iteration, "answer")
     assert context is not None
+    h = clients.heuristics_for(query.world_id)
     with _traced(query, state.iteration, "force") as record:
-        reply = clients.llm.force_answer(context, temperature=query.config.temperature)
-        _record_usage(query, reply.usage, reply.model)
-        query.answer = _grounded(reply.value.model_copy(update={"forced": True}), context)
+        with _model_wait(record):
+            reply = clients.llm.force_answer(context, temperature=query.config.temperature)
+        _record_usage(query, record, reply.usage, reply.model)
+        answer = reply.value.model_copy(update={"forced": True})
+        if context.missing:
+            answer = answer.model_copy(update={
+                "confidence": min(answer.confidence, h.answer_degraded_confidence),
+                "content": f"{answer.content} I could not get everything needed: " + "; ".join(context.missing) + "."})
+        query.answer = _grounded(answer, context, h)
         record["outcome"] = "answer"
-        record["detail"] = {"confidence": query.answer.confidence}
+        record["detail"].update(confidence=query.answer.confidence, reason="invalid_request" if context.missing
+                                else "no_info_requests_left")
     clients.store.save_query(query)
     return _state(query, state.iteration, "answer")
+
+
+def fallback(clients: Clients, state: LoopState, error: dict[str, Any]) -> LoopState:
+    """The model stayed unavailable through the state machine's retries: answer from retrieval alone,
+    with low confidence, and say so."""
+    query, context = _load(clients, state)
+    iteration = max((t.iteration for t in query.trace), default=0) + 1
+    if _done(query, iteration - 1, "fallback"):
+        return _state(query, iteration - 1, "answer")
+    assert context is not None
+    h = clients.heuristics_for(query.world_id)
+    with _traced(query, iteration, "fallback") as record:
+        query.answer = _grounded(_from_retrieval(context, h), context, h)
+        record["outcome"] = "answer"
+        record["detail"] = {"error": str(error.get("Error", "LLMUnavailable")), "sources": len(query.answer.sources)}
+    clients.store.save_query(query)
+    return _state(query, iteration, "answer")
 
 
 def finish(clients: Clients, state: LoopState) -> FinalState:
@@ -207,7 +267,28 @@ def fail(clients: Clients, world_id: str, query_id: str, error: dict[str, Any]) 
                       info_requests_used=query.info_requests_used)
 
 
-def _grounded(answer: Answer, context: QueryContext) -> Answer:
-    """Only sources present in the context survive: an answer cannot cite what it was not shown."""
+def _grounded(answer: Answer, context: QueryContext, h: Heuristics) -> Answer:
+    """Only sources present in the context survive (an answer cannot cite what it was not shown), their
+    contributions share the answer between them, and the confidence gets its level."""
     known = context.cited_ids()
-    return answer.model_copy(update={"sources": [s for s in answer.sources if s.id in known]})
+    sources = [s for s in answer.sources if s.id in known]
+    weights = [s.contribution if s.contribution is not None else 1.0 for s in sources]
+    total = sum(weights) or 1.0
+    sources = [s.model_copy(update={"contribution": round(w / total, 3)}) for s, w in zip(sources, weights, strict=True)]
+    level = ("high" if answer.confidence >= h.answer_high_confidence
+             else "medium" if answer.confidence >= h.answer_medium_confidence else "low")
+    return answer.model_copy(update={"sources": sources, "confidence_level": level})
+
+
+def _from_retrieval(context: QueryContext, h: Heuristics) -> Answer:
+    """What retrieval found, best first, named as such: no model wrote it."""
+    best = sorted((i for i in context.items if i.kind != "entity" or i.full), key=lambda i: i.score,
+                  reverse=True)[: h.fallback_answer_items]
+    if not best:
+        content = "The language model is unavailable and retrieval found nothing about this in memory."
+    else:
+        content = ("The language model is unavailable, so this is retrieval alone, not an answer: the most relevant "
+                   "memories are: " + " | ".join(" ".join(i.text.split())[:200] for i in best))
+    return Answer(content=content, confidence=h.answer_degraded_confidence if best else 0.0,
+                  sources=[Source(kind="semantic" if i.kind == "relationship" else i.kind, id=i.id,  # type: ignore[arg-type]
+                                  excerpt=i.text[:200], score=i.score) for i in best], basis="retrieval")

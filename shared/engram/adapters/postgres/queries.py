@@ -5,11 +5,11 @@ from __future__ import annotations
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase
-from engram.model.queries import WorldQuery
+from engram.model.queries import EntityDefinition, WorldQuery
 from engram.query.context import QueryContext
 
 _COLUMNS = ("world_id, query_id, user_id, question, conversation_id, config, status, info_requests_used, answer, "
-            "trace, model, model_calls, input_tokens, output_tokens, error, created_at, completed_at")
+            "trace, model, model_calls, input_tokens, output_tokens, signals, error, created_at, completed_at")
 
 
 class QueryRepo(PostgresBase):
@@ -17,7 +17,7 @@ class QueryRepo(PostgresBase):
         q = query.model_dump(mode="json")
         values = [q[c.strip()] for c in _COLUMNS.split(",")]
         for i, name in enumerate(_COLUMNS.split(",")):
-            if name.strip() in {"config", "answer", "trace"} and values[i] is not None:
+            if name.strip() in {"config", "answer", "trace", "signals"} and values[i] is not None:
                 values[i] = Jsonb(values[i])
         with self.tx(query.world_id) as cur:
             cur.execute(
@@ -25,7 +25,8 @@ class QueryRepo(PostgresBase):
                 "ON CONFLICT (world_id, query_id) DO UPDATE SET status = EXCLUDED.status, "
                 "info_requests_used = EXCLUDED.info_requests_used, answer = EXCLUDED.answer, trace = EXCLUDED.trace, "
                 "model = EXCLUDED.model, model_calls = EXCLUDED.model_calls, input_tokens = EXCLUDED.input_tokens, "
-                "output_tokens = EXCLUDED.output_tokens, error = EXCLUDED.error, completed_at = EXCLUDED.completed_at",
+                "output_tokens = EXCLUDED.output_tokens, signals = EXCLUDED.signals, error = EXCLUDED.error, "
+                "completed_at = EXCLUDED.completed_at",
                 values,
             )
 
@@ -56,3 +57,12 @@ class QueryRepo(PostgresBase):
                         (world_id, query_id))
             row = cur.fetchone()
         return QueryContext.model_validate(row["context"]) if row else None
+
+    def entity_definitions(self, world_id: str, limit: int) -> list[EntityDefinition]:
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "SELECT e.entity_type AS definition, count(*)::int AS entities, min(o.description) AS description "
+                "FROM canonical_entities e LEFT JOIN domain_ontology o ON o.world_id = e.world_id "
+                "AND o.kind = 'entity_type' AND lower(o.concept) = lower(e.entity_type) WHERE e.world_id = %s "
+                "GROUP BY e.entity_type ORDER BY count(*) DESC, e.entity_type LIMIT %s", (world_id, limit))
+            return [EntityDefinition.model_validate(r) for r in cur.fetchall()]

@@ -1,4 +1,5 @@
-"""query_step: one state of the engram-query loop (init, ask, fulfil, force, fallback, finish, fail)."""
+"""query_step: one state of engram-query: the loop (init, ask, fulfil, force, fallback, finish, fail) and
+research mode (plan, gather, evaluate, synthesize)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ConfigDict, Field
 
 from engram.observability import logger, metrics, tracer
-from engram.query import steps
+from engram.query import research, steps
 from engram.service import get_clients
 
 
 class Step(steps.LoopState):
     model_config = ConfigDict(extra="ignore")
-    action: Literal["init", "ask", "fulfil", "force", "fallback", "finish", "fail"]
+    action: Literal["init", "ask", "fulfil", "force", "fallback", "finish", "fail", "plan", "gather", "evaluate",
+                    "synthesize"]
     error: dict[str, Any] = Field(default_factory=dict)
+    remaining_iterations: int = 0
 
 
 _STEPS = {"init": steps.init, "ask": steps.ask, "fulfil": steps.fulfil, "force": steps.force}
+_RESEARCH = {"plan": research.plan, "gather": research.gather, "evaluate": research.evaluate,
+             "synthesize": research.synthesize}
 
 
 @logger.inject_lambda_context(correlation_id_path="correlation_id")
@@ -26,12 +31,16 @@ _STEPS = {"init": steps.init, "ask": steps.ask, "fulfil": steps.fulfil, "force":
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step = Step.model_validate(event)
-    state = steps.LoopState.model_validate(step.model_dump(include=set(steps.LoopState.model_fields)))
     clients = get_clients()
+    if step.action in _RESEARCH:
+        state = research.ResearchState(world_id=step.world_id, query_id=step.query_id, iteration=step.iteration,
+                                       remaining_iterations=step.remaining_iterations)
+        return _RESEARCH[step.action](clients, state).model_dump(mode="json")
+    loop = steps.LoopState.model_validate(step.model_dump(include=set(steps.LoopState.model_fields)))
     if step.action == "finish":
-        return steps.finish(clients, state).model_dump(mode="json")
+        return steps.finish(clients, loop).model_dump(mode="json")
     if step.action == "fail":
         return steps.fail(clients, step.world_id, step.query_id, step.error).model_dump(mode="json")
     if step.action == "fallback":
-        return steps.fallback(clients, state, step.error).model_dump(mode="json")
-    return _STEPS[step.action](clients, state).model_dump(mode="json")
+        return steps.fallback(clients, loop, step.error).model_dump(mode="json")
+    return _STEPS[step.action](clients, loop).model_dump(mode="json")

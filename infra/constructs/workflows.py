@@ -1,4 +1,5 @@
-"""Workflows: engram-enrichment (Standard), engram-query (Express), engram-consolidation (Standard).
+"""Workflows: engram-enrichment (Standard), engram-query (Express: the answer loop, or research), engram-consolidation
+(Standard).
 
 Payloads carry ids and small status only (Step Functions caps them at 256 KB); every task payload
 carries the execution id as the correlation id for logs and traces.
@@ -39,6 +40,9 @@ BATCH = {"world_id": sfn.JsonPath.string_at("$.world_id"), "enrichment_id": sfn.
 LOOP = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPath.string_at("$.query_id"),
         "iteration": sfn.JsonPath.number_at("$.iteration"),
         "remaining_info_requests": sfn.JsonPath.number_at("$.remaining_info_requests"), **CORRELATION}
+RESEARCH = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPath.string_at("$.query_id"),
+            "iteration": sfn.JsonPath.number_at("$.iteration"), **CORRELATION}
+SCOPE_FIELDS = ("world_id", "scope_kind", "scope_id", "user_id", "as_of")  # engram.consolidation.Scope
 
 
 class Workflows(Construct):
@@ -117,26 +121,64 @@ class Workflows(Construct):
                   .when(sfn.Condition.and_(sfn.Condition.string_equals("$.outcome", "needs_more_info"),
                                            sfn.Condition.number_greater_than("$.remaining_info_requests", 0)), fulfil)
                   .otherwise(force))
-        chain = sfn.Chain.start(init).next(ask).next(choice)
+        mode = (sfn.Choice(self, "AnswerOrResearch")
+                .when(sfn.Condition.string_equals("$.mode", "research"), self._research(fail))
+                .otherwise(ask))
+        ask.next(choice)
+        chain = sfn.Chain.start(init).next(mode)
         return sfn.StateMachine(self, "Query", state_machine_name="engram-query",
                                 state_machine_type=sfn.StateMachineType.EXPRESS,
                                 definition_body=sfn.DefinitionBody.from_chainable(chain), timeout=QUERY_TIMEOUT,
                                 tracing_enabled=True, logs=self._logs("Query", execution_data=True))
 
+    def _research(self, fail: sfn.IChainable) -> sfn.IChainable:
+        """Research mode: plan, gather, evaluate; the completeness check sends it back to gather while the
+        research is incomplete and rounds remain (`max_research_iterations`), then synthesize."""
+        plan = self._task("PlanResearch", "query_step", {"action": "plan", **RESEARCH})
+        gather = self._task("Gather", "query_step", {"action": "gather", **RESEARCH})
+        evaluate = self._task("Evaluate", "query_step", {"action": "evaluate", **RESEARCH})
+        synthesize = self._task("Synthesize", "query_step", {"action": "synthesize", **RESEARCH})
+        finish = self._task("FinishResearch", "query_step", {"action": "finish", **RESEARCH})
+        fallback = self._task("ResearchFromRetrieval", "query_step", {"action": "fallback", **RESEARCH,
+                                                                      "error": sfn.JsonPath.object_at("$.error")})
+        for step in (plan, evaluate, synthesize):
+            step.add_catch(fallback, errors=[MODEL_UNAVAILABLE], result_path="$.error")
+        for step in (plan, gather, evaluate, synthesize, fallback, finish):
+            self._catch(step, fail)
+        fallback.next(finish)
+        synthesize.next(finish)
+        finish.next(sfn.Succeed(self, "Researched"))
+        complete = (sfn.Choice(self, "CompleteOrGatherMore")
+                    .when(sfn.Condition.and_(sfn.Condition.string_equals("$.outcome", "incomplete"),
+                                             sfn.Condition.number_greater_than("$.remaining_iterations", 0)), gather)
+                    .otherwise(synthesize))
+        return sfn.Chain.start(plan).next(gather).next(evaluate).next(complete)
+
     def _consolidation(self) -> sfn.StateMachine:
         plan = self._task("Plan", "consolidate", {"action": "plan", "world_id": sfn.JsonPath.string_at("$.world_id"),
                                                   **CORRELATION})
-        scope = self._task("ConsolidateScope", "consolidate", {
-            "action": "scope", "world_id": sfn.JsonPath.string_at("$.world_id"),
-            "scope_kind": sfn.JsonPath.string_at("$.scope_kind"), "scope_id": sfn.JsonPath.string_at("$.scope_id"),
-            **CORRELATION})
-        each = sfn.Map(self, "ConsolidateScopes", items_path="$.scopes", max_concurrency=MAP_CONCURRENCY,
-                       result_path="$.results")
-        each.item_processor(scope)
+        # Summaries first (they confirm facts), then each world's upkeep (conflicts, forgetting) reads the result.
+        scopes = self._scope_map("ConsolidateScopes", "ConsolidateScope", "ScopeFailed", "$.scopes", "$.results")
+        upkeep = self._scope_map("KeepUpWorlds", "KeepUpWorld", "UpkeepFailed", "$.worlds", "$.upkeep")
         finish = self._task("FinishRun", "consolidate", {"action": "finish", "run_id": sfn.JsonPath.string_at("$.run_id"),
-                                                         "results": sfn.JsonPath.list_at("$.results"), **CORRELATION})
-        chain = sfn.Chain.start(plan).next(each).next(finish).next(sfn.Succeed(self, "Consolidated"))
+                                                         "results": sfn.JsonPath.list_at("$.results"),
+                                                         "upkeep": sfn.JsonPath.list_at("$.upkeep"), **CORRELATION})
+        chain = sfn.Chain.start(plan).next(scopes).next(upkeep).next(finish).next(sfn.Succeed(self, "Consolidated"))
         return sfn.StateMachine(self, "Consolidation", state_machine_name="engram-consolidation",
                                 state_machine_type=sfn.StateMachineType.STANDARD,
                                 definition_body=sfn.DefinitionBody.from_chainable(chain),
                                 timeout=Duration.hours(1), tracing_enabled=True, logs=self._logs("Consolidation", execution_data=False))
+
+    def _scope_map(self, id: str, step: str, failed: str, items_path: str, result_path: str) -> sfn.DistributedMap:
+        """A distributed Map over consolidation scopes (each a child execution, so a large world spreads over
+        many Lambdas; moto runs the same ASL, the items from ItemsPath), with a catch per item: a scope that fails
+        is reported failed and the others go on; it stays stale, so the next run plans it again."""
+        task = self._task(step, "consolidate", {
+            "action": "scope", **{k: sfn.JsonPath.string_at(f"$.{k}") for k in SCOPE_FIELDS}, **CORRELATION})
+        self._catch(task, sfn.Pass(self, failed, parameters={
+            **{k: sfn.JsonPath.string_at(f"$.{k}") for k in ("world_id", "scope_kind", "scope_id")},
+            "failed": True, "error": sfn.JsonPath.string_at("$.error.Error")}))
+        each = sfn.DistributedMap(self, id, items_path=items_path, max_concurrency=MAP_CONCURRENCY,
+                                  map_execution_type=sfn.StateMachineType.STANDARD, result_path=result_path)
+        each.item_processor(task)
+        return each

@@ -258,10 +258,11 @@ class EngramClient:
         return self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config))  # type: ignore[no-any-return]
 
     def submit(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
-               config: QueryConfig | None = None) -> str:
-        """Start the query loop and return the query id at once; read it with `get_query` or `wait`."""
+               config: QueryConfig | None = None, research: bool = False) -> str:
+        """Start the query loop (or, with `research`, a research run: plan, gather, evaluate, synthesize) and
+        return the query id at once; read it with `get_query` or `wait`."""
         return str(self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config,
-                                       mode="async")))
+                                       mode="research" if research else "async")))
 
     def get_query(self, world: str, query_id: str) -> QueryResponse:
         return self.run(Routes.get_query(world, query_id))
@@ -351,9 +352,9 @@ class AsyncEngramClient:
         return await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config))  # type: ignore[no-any-return]
 
     async def submit(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
-                     config: QueryConfig | None = None) -> str:
+                     config: QueryConfig | None = None, research: bool = False) -> str:
         return str(await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id,
-                                             config=config, mode="async")))
+                                             config=config, mode="research" if research else "async")))
 
     async def get_query(self, world: str, query_id: str) -> QueryResponse:
         return await self.run(Routes.get_query(world, query_id))

@@ -271,11 +271,29 @@ class Heuristics(BaseModel):
     answer_degraded_confidence: float = 0.3  # the cap of an answer forced by an invalid request or the model's outage
     fallback_answer_items: int = 3  # items an answer from retrieval alone (the model unavailable) quotes
 
+    # research mode: plan, gather, evaluate (the completeness check), synthesize
+    research_max_sub_questions: int = 5  # the plan's sub-questions (the offline plan: the question's clauses)
+    research_max_follow_ups: int = 3  # sub-questions one evaluation may add for the next round
+    research_max_conflicts: int = 6  # conflicting pairs of sources named in a synthesis
+    # the Intelligence Engine's thinning budgets (estimated tokens): over 40k the lowest scores are dropped
+    # (down to 40k); a context gathered over 60k first has its long bodies masked, over 80k it is compacted too
+    research_drop_tokens: int = 40_000
+    research_mask_tokens: int = 60_000
+    research_compact_tokens: int = 80_000
+
     # consolidation
-    summary_max_items: int = 8
-    consolidation_boost: float = 0.1
-    archive_below_confidence: float = 0.2
-    consolidation_max_scopes: int = 50
+    summary_max_items: int = 8  # facts and events each a summary is synthesized from, the highest-scoring
+    summary_scope_facts: int = 50  # a scope's facts read (the most confident), ranked by effective confidence
+    summary_min_facts: int = 2  # active facts a user holds about an entity before it gets a summary of its own
+    summary_default_confidence: float = 0.6  # a summary that confirms no fact (made of events only)
+    consolidation_boost: float = 0.1  # a fact the summary confirms, once per run, under max_confidence
+    archive_below_confidence: float = 0.2  # effective confidence (decay applied) under which a fact is archived
+    consolidation_max_scopes: int = 50  # scopes one run plans (per run, every world together)
+    consolidation_forget_batch: int = 5_000  # a world's facts one run checks for decay, least validated first
+    procedure_min_support: int = 3  # separate conversations two entities must come up together in
+    procedure_min_lift: float = 1.2  # and more often together than their own frequencies explain
+    procedure_conversations: int = 50  # a user's latest conversations patterns are read from
+    procedure_max_per_user: int = 10
 
     # retrieval: the three brains, their fusion and context propagation (weights: keyword, semantic, graph)
     fusion_weights: dict[str, dict[str, float]] = {

@@ -17,7 +17,7 @@ from engram.config import Heuristics
 from engram.errors import ExtractionRejected, LLMUnavailable, NotFound
 from engram.model.common import utcnow
 from engram.model.events import StoredEvent
-from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention
+from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention, SuggestedResearch
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
 from engram.observability import logger
 from engram.ports import WindowEvent
@@ -144,11 +144,16 @@ def conversation_insights(clients: Clients, world_id: str, conversation_id: str)
     for s in signals:
         by_type[s.signal_type].append(s)
     statuses = Counter(s.assumption_status for s in by_type["Assumption"])
+    inflection = clients.store.current_inflection(world_id, conversation_id)
+    research = (SuggestedResearch(question=inflection.suggested_topic, conversation_id=conversation_id,
+                                  inflection_id=inflection.inflection_id)
+                if inflection is not None and inflection.kind == "research_depth" and inflection.suggested_topic
+                else None)
     return ConversationInsights(
         world_id=world_id, conversation_id=conversation_id, turns=state.turns if state else 0,
-        inflection=clients.store.current_inflection(world_id, conversation_id),
-        interventions=clients.store.list_interventions(world_id, conversation_id, "open"),
-        signals=by_type, assumptions={status: statuses[status] for status in ASSUMPTION_STATUSES})
+        inflection=inflection, interventions=clients.store.list_interventions(world_id, conversation_id, "open"),
+        signals=by_type, assumptions={status: statuses[status] for status in ASSUMPTION_STATUSES},
+        suggested_research=research)
 
 
 def dismiss_intervention(clients: Clients, world_id: str, conversation_id: str, intervention_id: str) -> Intervention:

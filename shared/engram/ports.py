@@ -38,6 +38,7 @@ from engram.model.memories import (
 )
 from engram.model.portability import RecordKind
 from engram.model.queries import Answer, EntityDefinition, NeedsMoreInfo, QuestionSignal, WorldQuery
+from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.search import DocKind, IndexDocument, KeywordHit, SemanticHit
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
 from engram.model.web import WebResult
@@ -72,9 +73,9 @@ class EventStore(Protocol):
         """Each event's vector and, when given, its vector read in context (after the turn before it)."""
         ...
     def stalled_events(self, world_id: str | None, statuses: Sequence[EnrichmentStatus], received_before: datetime,
-                       limit: int) -> list[tuple[str, str]]:
-        """(world id, event id) of events in `statuses` received before the cutoff, oldest first; every
-        world when `world_id` is None (the scheduled sweep)."""
+                       limit: int | None) -> list[tuple[str, str]]:
+        """(world id, event id) of events in `statuses` received before the cutoff, oldest first, at most
+        `limit` (None: all); every world when `world_id` is None (the scheduled sweep)."""
         ...
 
 
@@ -190,6 +191,11 @@ class QueryStore(Protocol):
         """The world's entity definitions (types) with how many entities each has, and the domain ontology's
         description where it has one; most entities first."""
         ...
+    def conflicts_touching(self, world_id: str, user_id: str, memory_ids: Sequence[str], entity_ids: Sequence[str],
+                           limit: int) -> list[MemoryConflict]:
+        """Conflicts between two of the user's facts where either is one of `memory_ids` or about one of
+        `entity_ids` (research names them in its synthesis); open ones first."""
+        ...
 
 
 class OutboxStore(Protocol):
@@ -202,11 +208,24 @@ class OutboxStore(Protocol):
 
 
 class SummaryStore(Protocol):
-    def upsert_summary(self, summary: MemorySummary, embedding: Sequence[float] | None) -> None: ...
-    def get_summary(self, world_id: str, scope_kind: str, scope_id: str) -> MemorySummary | None: ...
+    """Consolidation's reads and writes. Summary and procedure writes tell the keyword index only of a change."""
+
+    def save_summary(self, summary: MemorySummary, embedding: Sequence[float] | None,
+                     confirmed: Sequence[SemanticMemory] = ()) -> bool: ...
+    def get_summary(self, world_id: str, scope_kind: str, scope_id: str,
+                    user_id: str | None = None) -> MemorySummary | None: ...
     def list_summaries(self, world_id: str, user_id: str | None, limit: int) -> list[MemorySummary]: ...
-    def stale_conversations(self, world_id: str | None, limit: int) -> list[tuple[str, str, str]]: ...
-    def conversation_facts(self, world_id: str, conversation_id: str, limit: int) -> list[dict[str, Any]]: ...
+    def stale_scopes(self, world_id: str | None, limit: int, *,
+                     min_facts: int) -> list[tuple[str, str, str, str | None, datetime]]: ...
+    def worlds_to_maintain(self, world_id: str | None, limit: int) -> list[str]: ...
+    def scope_facts(self, world_id: str, scope_kind: str, scope_id: str, user_id: str | None,
+                    limit: int) -> list[tuple[SemanticMemory, str]]: ...
+    def scope_events(self, world_id: str, scope_kind: str, scope_id: str, user_id: str | None,
+                     limit: int) -> list[StoredEvent]: ...
+    def user_entity_sightings(self, world_id: str, user_id: str, conversations: int) -> list[tuple[str, str, str]]: ...
+    def save_procedure(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> bool: ...
+    def facts_least_validated(self, world_id: str, limit: int) -> list[SemanticMemory]: ...
+    def archive_facts(self, world_id: str, memory_ids: Sequence[str]) -> list[str]: ...
     def start_run(self, world_id: str, run_id: str, started_at: datetime) -> None: ...
     def finish_run(self, world_id: str, run_id: str, finished_at: datetime, stats: dict[str, Any]) -> None: ...
 
@@ -323,9 +342,9 @@ class PortabilityStore(Protocol):
         of the last row read), from one read-only snapshot; close the iterator when done with it."""
         ...
     def import_rows(self, world_id: str, batches: Sequence[tuple[RecordKind, Sequence[dict[str, Any]]]]
-                    ) -> dict[str, list[Any]]:
-        """Insert rows in one transaction, skipping those whose key the world holds; the keys inserted by kind.
-        Rows with an index document kind get an outbox entry with them."""
+                    ) -> tuple[dict[str, list[Any]], list[int]]:
+        """Insert rows in one transaction, skipping those whose key the world holds; the keys inserted by kind,
+        and the ids of the outbox entries written with the rows that have an index document."""
         ...
     def rows_without_vectors(self, world_id: str, kind: RecordKind, ids: Sequence[str]) -> list[str]: ...
     def vector_texts(self, world_id: str, kind: RecordKind, ids: Sequence[str]) -> dict[str, str]:
@@ -498,6 +517,19 @@ class LLM(Protocol):
                           h: Heuristics) -> LLMReply[InflectionAssessment]:
         """Whether a conversation's last messages are at an inflection point, on the fast model; `signals`
         are the conversation's so far, the ones the reading may rest on. The offline model reads by `h`."""
+        ...
+    def plan_research(self, context: QueryContext, *, max_sub_questions: int) -> LLMReply[ResearchPlan]:
+        """Break the question into sub-questions, each with the capability requests that should answer it
+        (ids only from `context`), on the fast model."""
+        ...
+    def evaluate_research(self, context: QueryContext, sub_questions: Sequence[SubQuestion], *,
+                          can_continue: bool, max_follow_ups: int) -> LLMReply[ResearchEvaluation]:
+        """The completeness check: which sub-questions the context answers and, when `can_continue`, the
+        follow-up sub-questions to gather next, on the fast model."""
+        ...
+    def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
+                   conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
+        """The research answer: cites the context items it rests on and names each of `conflicts`."""
         ...
 
 

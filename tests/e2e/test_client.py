@@ -50,6 +50,15 @@ def test_a_submitted_query_is_read_back_when_it_finishes(engram: EngramClient) -
     assert done.status == "completed" and done.answer is not None and "Savanna" in done.answer.content
 
 
+def test_a_research_query_runs_on_the_server_and_reads_back_with_its_plan_and_citations(engram: EngramClient) -> None:
+    query_id = engram.submit(WORLD, "omar", "Where does Omar live and where does he work?", research=True)
+    done = engram.wait(WORLD, query_id, timeout=60, poll_s=0.2)
+    assert (done.mode, done.status) == ("research", "completed") and done.answer is not None
+    assert "Nairobi" in done.answer.content and "Savanna" in done.answer.content and done.answer.sources
+    assert done.research is not None and len(done.research.sub_questions) >= 2
+    assert [t.step for t in done.trace][:3] == ["init", "plan", "gather"] and done.trace[-1].step == "finish"
+
+
 def test_search_entities_and_memories_come_back_typed(engram: EngramClient) -> None:
     assert engram.search(WORLD, "Nairobi", user_id="omar").hits
     names = {e.name.lower() for e in engram.entities(WORLD)}

@@ -13,6 +13,7 @@ from engram.errors import LLMUnavailable
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, NeedsMoreInfo
+from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
 from engram.ports import ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, Usage, WindowEvent
 from engram.query.context import QueryContext
@@ -33,14 +34,21 @@ class ScriptedLLM:
     """`answer` replies with the script in order, the last reply repeating once the script runs out;
     `force_answer` replies with `forced`; `detect_inflection` with `inflection` when given. Extraction,
     summaries and (without `inflection`) inflections are the offline model's. Methods
-    named in `unavailable` raise LLMUnavailable, as a provider that is down does."""
+    named in `unavailable` raise LLMUnavailable, as a provider that is down does; so does `summarize` for
+    the scopes named in `failing_summaries`."""
 
     name = NAME
 
     def __init__(self, script: Sequence[Answer | NeedsMoreInfo] = (), *,
                  forced: Answer | None = None, unavailable: Sequence[str] = (),
-                 inflection: InflectionAssessment | None = None) -> None:
+                 inflection: InflectionAssessment | None = None, failing_summaries: Sequence[str] = (),
+                 plan: ResearchPlan | None = None, evaluations: Sequence[ResearchEvaluation] = (),
+                 synthesis: Answer | None = None) -> None:
         self.script = list(script)
+        self.plan = plan  # research: the plan, the evaluations in order (the last repeating), the synthesis
+        self.evaluations = list(evaluations)
+        self.synthesis = synthesis
+        self.failing_summaries = set(failing_summaries)
         self.forced = forced or Answer(content="Forced: this is all memory holds.", confidence=0.3)
         self.unavailable = set(unavailable)
         self.inflection = inflection
@@ -77,6 +85,8 @@ class ScriptedLLM:
 
     def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
         self._record("summarize", scope=scope, items=list(items))
+        if scope in self.failing_summaries:
+            raise LLMUnavailable(f"summarize {scope}: the model provider is overloaded (scripted)")
         return self._offline.summarize(scope, items)
 
     def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
@@ -90,3 +100,27 @@ class ScriptedLLM:
         if self.inflection is not None:
             return LLMReply(self.inflection, _USAGE, NAME)
         return self._offline.detect_inflection(messages, signals, h=h)
+
+    def plan_research(self, context: QueryContext, *, max_sub_questions: int) -> LLMReply[ResearchPlan]:
+        self._record("plan_research", question=context.question, max_sub_questions=max_sub_questions)
+        if self.plan is not None:
+            return LLMReply(self.plan, _USAGE, NAME)
+        return self._offline.plan_research(context, max_sub_questions=max_sub_questions)
+
+    def evaluate_research(self, context: QueryContext, sub_questions: Sequence[SubQuestion], *,
+                          can_continue: bool, max_follow_ups: int) -> LLMReply[ResearchEvaluation]:
+        self._record("evaluate_research", sub_questions=[(s.sub_id, s.status) for s in sub_questions],
+                     can_continue=can_continue, items=len(context.items))
+        if not self.evaluations:
+            return self._offline.evaluate_research(context, sub_questions, can_continue=can_continue,
+                                                   max_follow_ups=max_follow_ups)
+        turn = len(self.calls_to("evaluate_research")) - 1
+        return LLMReply(self.evaluations[min(turn, len(self.evaluations) - 1)], _USAGE, NAME)
+
+    def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
+                   conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
+        self._record("synthesize", sub_questions=[s.sub_id for s in sub_questions],
+                     conflicts=[c.ids for c in conflicts], items=len(context.items))
+        if self.synthesis is not None:
+            return LLMReply(self.synthesis, _USAGE, NAME)
+        return self._offline.synthesize(context, sub_questions, conflicts, temperature=temperature)

@@ -51,3 +51,25 @@ class InProcessWorkflows(RecordingWorkflows):
                 break
             state = steps.ask(c, steps.fulfil(c, state))
         return steps.finish(c, state).model_dump()
+
+    def start_query(self, world_id: str, query_id: str) -> str:
+        """A research query runs here, to the end, in the order engram-query runs it; an async one is recorded."""
+        started = super().start_query(world_id, query_id)
+        query = self.clients.store.get_query(world_id, query_id) if self.clients is not None else None
+        if query is not None and query.mode == "research":
+            run_research(self.clients, world_id, query_id)
+        return started
+
+
+def run_research(clients: Any, world_id: str, query_id: str) -> dict[str, Any]:
+    """What engram-query does for a research query: Init, Plan, (Gather, Evaluate)+ while the completeness
+    check asks for more and rounds remain, Synthesize, Finish."""
+    from engram.query import research, steps
+
+    state = research.evaluate(clients, research.gather(clients, research.plan(
+        clients, steps.init(clients, steps.LoopState(world_id=world_id, query_id=query_id)))))
+    while state.outcome == "incomplete" and state.remaining_iterations > 0:
+        state = research.evaluate(clients, research.gather(clients, state))
+    state = research.synthesize(clients, state)
+    finished = steps.finish(clients, steps.LoopState(world_id=world_id, query_id=query_id, iteration=state.iteration))
+    return finished.model_dump()

@@ -8,7 +8,17 @@ import pytest
 from aws_cdk.assertions import Match
 from aws_cdk.assertions import Template as CdkTemplate
 
-from tests.infra.synth import MACHINES, Template, all_states, definition, engram_functions, state_machines
+from tests.infra.synth import (
+    MACHINES,
+    Template,
+    all_states,
+    as_list,
+    definition,
+    engram_functions,
+    role_of,
+    state_machines,
+    statements,
+)
 
 pytestmark = pytest.mark.infra
 
@@ -61,6 +71,8 @@ def test_every_task_retries_the_transient_domain_errors_and_lambda_throttling_wi
 @pytest.mark.parametrize(("name", "steps", "handler"), [
     ("engram-enrichment", ("Resolve", "Extract", "Index"), "MarkFailed"),
     ("engram-query", ("Init", "Ask", "Fulfil", "Force", "AnswerFromRetrieval", "Finish"), "MarkQueryFailed"),
+    ("engram-query", ("PlanResearch", "Gather", "Evaluate", "Synthesize", "ResearchFromRetrieval", "FinishResearch"),
+     "MarkQueryFailed"),
 ])
 def test_failures_are_caught_by_domain_error_name_first_then_anything_else(
         template: Template, name: str, steps: tuple[str, ...], handler: str) -> None:
@@ -100,7 +112,8 @@ def test_query_loops_ask_and_fulfil_until_an_answer_or_the_budget_runs_out_then_
     states = asl["States"]
     assert asl["StartAt"] == "Init"
     assert {"Init", "Ask", "AnswerOrMoreInfo", "Fulfil", "Force", "Finish"} <= set(states)
-    assert states["Init"]["Next"] == "Ask" and states["Ask"]["Next"] == "AnswerOrMoreInfo"
+    assert states["Init"]["Next"] == "AnswerOrResearch" and states["AnswerOrResearch"]["Default"] == "Ask"
+    assert states["Ask"]["Next"] == "AnswerOrMoreInfo"
     choice = states["AnswerOrMoreInfo"]
     assert choice["Type"] == "Choice" and choice["Default"] == "Force"
     answer, more = choice["Choices"]
@@ -135,16 +148,31 @@ def test_an_invalid_info_request_is_routed_to_force_not_fulfil(template: Templat
     assert all("invalid_request" not in str(c) for c in choice["Choices"]) and choice["Default"] == "Force"
 
 
-def test_consolidation_plans_maps_over_the_scopes_and_finishes_the_run(template: Template) -> None:
+def test_consolidation_plans_maps_over_the_scopes_then_the_worlds_upkeep_and_finishes_the_run(
+        template: Template) -> None:
     asl = definition(template, "engram-consolidation")
     states = asl["States"]
     assert asl["StartAt"] == "Plan" and states["Plan"]["Parameters"]["action"] == "plan"
-    each = states[states["Plan"]["Next"]]
-    assert each["Type"] == "Map" and each["ItemsPath"] == "$.scopes" and each["MaxConcurrency"] >= 1
-    processor = each["ItemProcessor"]
-    scope = processor["States"][processor["StartAt"]]
-    assert _invokes(template, scope) == "consolidate" and scope["Parameters"]["action"] == "scope"
-    assert each["Next"] == "FinishRun" and states["FinishRun"]["Parameters"]["action"] == "finish"
+    scopes = states[states["Plan"]["Next"]]
+    upkeep = states[scopes["Next"]]
+    assert (scopes["ItemsPath"], scopes["ResultPath"], upkeep["ItemsPath"], upkeep["ResultPath"]) == (
+        "$.scopes", "$.results", "$.worlds", "$.upkeep")
+    for each in (scopes, upkeep):
+        # distributed: each scope a child execution, so a large world spreads over many Lambdas
+        assert each["Type"] == "Map" and each["MaxConcurrency"] >= 1
+        processor = each["ItemProcessor"]
+        assert processor["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+        task = processor["States"][processor["StartAt"]]
+        assert _invokes(template, task) == "consolidate" and task["Parameters"]["action"] == "scope"
+        assert {"world_id.$", "scope_kind.$", "scope_id.$", "user_id.$", "as_of.$"} <= set(task["Parameters"])
+        assert _retries_domain_errors_with_backoff(task)
+        # a catch per item: a failed scope becomes a failed result and the Map goes on
+        named, anything = task["Catch"]
+        assert named["Next"] == anything["Next"] and anything["ErrorEquals"] == ["States.ALL"]
+        failed = processor["States"][anything["Next"]]
+        assert failed["Type"] == "Pass" and failed["Parameters"]["failed"] is True and failed.get("End") is True
+    assert upkeep["Next"] == "FinishRun" and states["FinishRun"]["Parameters"]["action"] == "finish"
+    assert states["FinishRun"]["Parameters"]["upkeep.$"] == "$.upkeep"
     assert {_invokes(template, states[s]) for s in ("Plan", "FinishRun")} == {"consolidate"}
 
 
@@ -155,3 +183,49 @@ def test_every_task_payload_carries_the_execution_id_as_correlation_id(template:
     for step, state in tasks.items():
         assert state["Parameters"]["correlation_id.$"] == "$$.Execution.Id", step
 
+
+
+def test_a_research_query_plans_gathers_and_evaluates_then_gathers_again_while_incomplete_and_rounds_remain(
+        template: Template) -> None:
+    states = definition(template, "engram-query")["States"]
+    mode = states["AnswerOrResearch"]
+    assert mode["Type"] == "Choice"
+    assert mode["Choices"] == [{"Variable": "$.mode", "StringEquals": "research", "Next": "PlanResearch"}]
+    assert [states[s]["Next"] for s in ("PlanResearch", "Gather", "Evaluate")] == [
+        "Gather", "Evaluate", "CompleteOrGatherMore"]
+    check = states["CompleteOrGatherMore"]
+    assert check["Type"] == "Choice" and check["Default"] == "Synthesize"
+    [more] = check["Choices"]
+    assert more["Next"] == "Gather" and more["And"] == [
+        {"Variable": "$.outcome", "StringEquals": "incomplete"},
+        {"Variable": "$.remaining_iterations", "NumericGreaterThan": 0}]
+    assert states["Synthesize"]["Next"] == "FinishResearch"
+    assert states[states["FinishResearch"]["Next"]]["Type"] == "Succeed"
+    actions = {"PlanResearch": "plan", "Gather": "gather", "Evaluate": "evaluate", "Synthesize": "synthesize",
+               "FinishResearch": "finish", "ResearchFromRetrieval": "fallback"}
+    for step, action in actions.items():
+        assert _invokes(template, states[step]) == "query_step"
+        parameters = states[step]["Parameters"]
+        assert parameters["action"] == action
+        # ids and a round number only: the plan and the gathered context stay in the database (256 KB cap)
+        assert set(parameters) - {"action", "error.$"} == {"world_id.$", "query_id.$", "iteration.$",
+                                                         "correlation_id.$"}
+        assert _retries_domain_errors_with_backoff(states[step]), step
+
+
+def test_a_research_step_whose_model_stays_unavailable_is_answered_from_retrieval(template: Template) -> None:
+    states = definition(template, "engram-query")["States"]
+    for step in ("PlanResearch", "Evaluate", "Synthesize"):
+        assert states[step]["Catch"][0] == {"ErrorEquals": ["LLMUnavailable"], "ResultPath": "$.error",
+                                            "Next": "ResearchFromRetrieval"}
+    assert len(states["Gather"]["Catch"]) == 2  # no model call, no fallback
+    assert states["ResearchFromRetrieval"]["Next"] == "FinishResearch"
+
+
+def test_the_api_may_start_research_runs_of_engram_query_and_read_them_back(template: Template) -> None:
+    """A research query is started (StartExecution, async) and read by id, never waited for synchronously."""
+    [(query_machine, _)] = [v for k, v in state_machines(template).items() if k == "engram-query"]
+    _, api = engram_functions(template)["api"]
+    granted = {a for s in statements(template, role_of(api)) for a in as_list(s["Action"])
+               if {"Ref": query_machine} in as_list(s["Resource"])}
+    assert {"states:StartExecution", "states:StartSyncExecution"} <= granted

@@ -16,17 +16,27 @@ import pytest
 import respx
 from respx.mocks import HTTPXMocker
 
-from engram.adapters.anthropic_llm import AnswerTool, AnthropicLLM, RequestInfoTool, SummaryTool, build_llm
+from engram.adapters.anthropic_llm import (
+    AnswerTool,
+    AnthropicLLM,
+    RequestInfoTool,
+    SummaryTool,
+    SynthesisTool,
+    build_llm,
+)
 from engram.config import DEFAULT_HEURISTICS, Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, ContextItem, NeedsMoreInfo
+from engram.model.requests import InfoRequest
+from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
 from engram.ports import ExtractionResult, Reference, Usage, WindowEvent
 from engram.prompts import answer as answer_prompt
 from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
+from engram.prompts import research as research_prompt
 from engram.prompts import summary as summary_prompt
 from engram.query.context import QueryContext
 
@@ -522,3 +532,120 @@ def test_an_inflection_check_on_an_overloaded_provider_is_unavailable(api: respx
 
     with pytest.raises(LLMUnavailable, match="529"):
         llm.detect_inflection(EVENTS, [], h=DEFAULT_HEURISTICS)
+
+
+# ---------------------------------------------------------------- research: plan, evaluate, synthesize
+def _research_context() -> QueryContext:
+    context = _context()
+    return context.model_copy(update={"items": [*context.items,
+        ContextItem(kind="semantic", id="sem_02", text="Dana works at Acme", score=0.7, entity_ids=["ent_dana"]),
+        ContextItem(kind="semantic", id="sem_03", text="Dana works at Globex", score=0.7, entity_ids=["ent_dana"])]})
+
+
+SUB_QUESTIONS = [
+    SubQuestion(sub_id="s1", question="Where does Dana live?", iteration=1, status="gathered",
+                requests=[InfoRequest(capability="expand_entity", params={"entity_id": "ent_dana"})],
+                evidence=["sem_01", "evt_01"]),
+    SubQuestion(sub_id="s2", question="Who does Dana work with?", iteration=1, status="gathered",
+                requests=[InfoRequest(capability="get_relationships", params={"entity_id": "ent_dana"})],
+                evidence=["rel_01"]),
+]
+WORK_CONFLICT = EvidenceConflict(kind="memory_conflict", ids=("sem_02", "sem_03"), conflict_id="cfl_01",
+                                 statements=("Dana works at Acme", "Dana works at Globex"), status="open")
+
+
+def test_a_research_plan_is_asked_of_the_fast_model_through_a_forced_plan_research_tool(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("plan_research"))
+
+    reply = llm.plan_research(_context(), max_sub_questions=4)
+
+    body = sent(route)
+    assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "plan_research"})
+    assert [t["name"] for t in body["tools"]] == ["plan_research"]
+    assert body["tools"][0]["input_schema"] == ResearchPlan.model_json_schema()
+    assert body["system"] == _system(research_prompt.PLAN_SYSTEM)  # the same every query: cached
+    content = body["messages"][0]["content"]
+    assert "Question: Where does Dana live, and with whom does she work?" in content
+    assert "Plan at most 4 sub-questions." in content
+    assert "[ent_dana, ent_lisbon, ent_priya]" in content  # the ids this round allows
+    plan = reply.value
+    assert [s.question for s in plan.sub_questions] == ["Where does Dana live?", "Who does Dana work with?"]
+    assert [(r.capability, r.params) for r in plan.sub_questions[1].requests] == [
+        ("get_relationships", {"entity_id": "ent_dana", "depth": 1}),
+        ("search_entities", {"query": "colleague team works with", "limit": 5})]
+    assert (reply.usage, reply.model) == (Usage(1184, 162, 1, cache_read_tokens=512), FAST_MODEL)
+
+
+def test_an_invalid_plan_is_retried_once_with_what_was_wrong_then_rejected(api: respx.Router,
+                                                                          llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(side_effect=replay("plan_research_invalid", "plan_research"))
+    assert len(llm.plan_research(_context(), max_sub_questions=4).value.sub_questions) == 2
+    feedback = sent(route, 1)["messages"][2]["content"][0]
+    assert feedback["is_error"] and "capability" in feedback["content"] and "requests" in feedback["content"]
+
+    route.side_effect = replay("plan_research_invalid", "plan_research_invalid")
+    with pytest.raises(ExtractionRejected, match="invalid plan_research input"):
+        llm.plan_research(_context(), max_sub_questions=4)
+
+
+def test_the_completeness_check_shows_the_sub_questions_and_keeps_follow_ups_only_when_a_round_remains(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("evaluate_research"))
+
+    reply = llm.evaluate_research(_context(), SUB_QUESTIONS, can_continue=True, max_follow_ups=3)
+
+    body = sent(route)
+    assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "evaluate_research"})
+    assert body["tools"][0]["input_schema"] == ResearchEvaluation.model_json_schema()
+    assert body["system"] == _system(research_prompt.EVALUATE_SYSTEM)
+    content = body["messages"][0]["content"]
+    assert "- s1 (gathered): Where does Dana live? [tried: expand_entity {'entity_id': 'ent_dana'}; found: " \
+           "sem_01, evt_01]" in content
+    assert "Up to 3 follow-up sub-questions are allowed." in content
+    verdict = reply.value
+    assert (verdict.complete, verdict.answered) == (False, ["s1"])
+    [follow_up] = verdict.follow_ups
+    assert follow_up.requests[0].capability == "find_path"
+    assert (reply.usage, reply.model) == (Usage(1402, 118, 1, cache_read_tokens=498), FAST_MODEL)
+
+    last = llm.evaluate_research(_context(), SUB_QUESTIONS, can_continue=False, max_follow_ups=3)
+    assert "No more research rounds are left" in sent(route)["messages"][0]["content"]
+    assert last.value.follow_ups == [] and last.value.answered == ["s1"]
+
+
+def test_a_synthesis_on_the_main_model_cites_only_context_ids_and_names_the_conflict(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("synthesize_research"))
+
+    reply = llm.synthesize(_research_context(), SUB_QUESTIONS, [WORK_CONFLICT], temperature=0.2)
+
+    body = sent(route)
+    assert (body["model"], body["tool_choice"]) == (MODEL, {"type": "tool", "name": "synthesize_research"})
+    assert body["tools"][0]["input_schema"] == SynthesisTool.model_json_schema()
+    assert body["system"] == _system(research_prompt.SYNTHESIZE_SYSTEM)
+    assert '- C1 (open): sem_02 "Dana works at Acme" against sem_03 "Dana works at Globex"' in \
+        body["messages"][0]["content"]
+    answer = reply.value
+    assert [s.id for s in answer.sources] == ["sem_01", "evt_01", "rel_01", "sem_02", "sem_03"]  # no invented id
+    assert answer.content.endswith("the conflict is open (C1), so neither is confirmed.")  # named: nothing added
+    assert answer.confidence == 0.62 and answer.suggested_follow_ups == ["Does Dana work at Acme or at Globex now?"]
+    assert (reply.usage, reply.model) == (Usage(2210, 196, 1, cache_write_tokens=402), MODEL)
+
+
+def test_a_conflict_the_synthesis_leaves_unnamed_is_named_after_it(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("synthesize_research"))
+    home = EvidenceConflict(kind="contradicting_facts", ids=("sem_01", "evt_01"), status="unrecorded",
+                            statements=("Dana lives_in Lisbon", "I moved to Lisbon last spring."))
+
+    answer = llm.synthesize(_research_context(), SUB_QUESTIONS, [WORK_CONFLICT, home], temperature=0.2).value
+
+    addendum = answer.content.split("\n\nConflicting evidence not addressed above:\n")[1]
+    assert addendum == '- C2 (unrecorded): sem_01 "Dana lives_in Lisbon" against evt_01 "I moved to Lisbon last spring."'
+
+
+def test_a_research_step_on_an_overloaded_provider_is_unavailable(api: respx.Router, llm: AnthropicLLM) -> None:
+    api.post("/v1/messages").mock(return_value=recorded("overloaded_529"))
+
+    with pytest.raises(LLMUnavailable, match="529"):
+        llm.plan_research(_context(), max_sub_questions=4)

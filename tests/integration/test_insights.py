@@ -227,6 +227,21 @@ def test_the_insights_route_shows_the_current_inflection(call: Callable[..., htt
                                     "EvidenceMention"}
 
 
+def test_a_research_depth_inflection_is_offered_as_a_research_query_the_queries_route_accepts(
+        call: Callable[..., httpx.Response], research: list[tuple[str, dict[str, int]]]) -> None:
+    body = call("GET", f"/v1/worlds/{WORLD}/conversations/research/insights").json()
+    suggested = body["suggested_research"]
+    assert suggested["mode"] == "research" and suggested["conversation_id"] == "research"
+    assert suggested["question"] == body["inflection"]["suggested_topic"]
+    assert suggested["inflection_id"] == body["inflection"]["inflection_id"]
+    started = call("POST", f"/v1/worlds/{WORLD}/queries", json={
+        "user_id": "user", "question": suggested["question"], "conversation_id": suggested["conversation_id"],
+        "mode": suggested["mode"]})
+    assert started.status_code == 202, started.text
+    query = call("GET", f"/v1/worlds/{WORLD}/queries/{started.json()['query_id']}").json()
+    assert (query["mode"], query["status"]) == ("research", "completed")
+
+
 def test_the_insights_route_shows_open_interventions_and_signals_by_type_with_assumption_status(
         clients: Clients, call: Callable[..., httpx.Response], planning: list[tuple[str, dict[str, int]]]) -> None:
     [assumption, *_] = clients.store.list_signals(WORLD, "planning", "Assumption")

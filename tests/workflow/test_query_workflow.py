@@ -61,7 +61,8 @@ def test_a_model_that_answers_at_once_takes_one_ask(world: str, workflow_clients
     arn = executions.named(MACHINE, query.query_id)
 
     assert executions.wait(arn)["status"] == "SUCCEEDED"
-    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerOrMoreInfo", "Finish", "Answered"]
+    assert executions.states_entered(arn) == ["Init", "AnswerOrResearch", "Ask", "AnswerOrMoreInfo", "Finish",
+                                              "Answered"]
     output = executions.output(arn)
     assert (output["status"], output["iterations"], output["info_requests_used"]) == ("completed", 1, 0)
     assert query.status == "completed" and query.info_requests_used == 0
@@ -84,8 +85,8 @@ def test_a_model_that_asks_twice_gets_two_fulfilments_then_answers(
     arn = executions.named(MACHINE, query.query_id)
 
     assert executions.wait(arn)["status"] == "SUCCEEDED"
-    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerOrMoreInfo", "Fulfil", "Ask", "AnswerOrMoreInfo",
-                                              "Fulfil", "Ask", "AnswerOrMoreInfo", "Finish", "Answered"]
+    assert executions.states_entered(arn) == ["Init", "AnswerOrResearch", "Ask", "AnswerOrMoreInfo", "Fulfil", "Ask",
+                                              "AnswerOrMoreInfo", "Fulfil", "Ask", "AnswerOrMoreInfo", "Finish", "Answered"]
     output = executions.output(arn)
     assert (output["status"], output["iterations"], output["info_requests_used"]) == ("completed", 3, 2)
     assert query.status == "completed" and query.info_requests_used == 2
@@ -107,8 +108,9 @@ def test_a_model_that_keeps_asking_is_forced_to_answer_after_max_info_requests(
     arn = executions.named(MACHINE, query.query_id)
 
     assert executions.wait(arn)["status"] == "SUCCEEDED"
-    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerOrMoreInfo", "Fulfil", "Ask", "AnswerOrMoreInfo",
-                                              "Fulfil", "Ask", "AnswerOrMoreInfo", "Force", "Finish", "Answered"]
+    assert executions.states_entered(arn) == ["Init", "AnswerOrResearch", "Ask", "AnswerOrMoreInfo", "Fulfil", "Ask",
+                                              "AnswerOrMoreInfo", "Fulfil", "Ask", "AnswerOrMoreInfo", "Force", "Finish",
+                                              "Answered"]
     output = executions.output(arn)
     assert (output["status"], output["iterations"], output["info_requests_used"]) == ("completed", 3, 2)
     assert query.status == "completed" and query.info_requests_used == 2
@@ -128,7 +130,8 @@ def test_a_request_for_an_entity_the_context_does_not_hold_ends_the_loop_with_a_
     arn = executions.named(MACHINE, query.query_id)
 
     assert executions.wait(arn)["status"] == "SUCCEEDED"
-    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerOrMoreInfo", "Force", "Finish", "Answered"]
+    assert executions.states_entered(arn) == ["Init", "AnswerOrResearch", "Ask", "AnswerOrMoreInfo", "Force", "Finish",
+                                              "Answered"]
     assert query.status == "completed" and query.info_requests_used == 0  # nothing was run for it
     answer = query.answer
     assert answer is not None and answer.forced
@@ -148,7 +151,8 @@ def test_a_model_that_stays_unavailable_is_retried_then_the_question_is_answered
     arn = executions.named(MACHINE, query.query_id)
 
     assert executions.wait(arn)["status"] == "SUCCEEDED"
-    assert executions.states_entered(arn) == ["Init", "Ask", "AnswerFromRetrieval", "Finish", "Answered"]
+    assert executions.states_entered(arn) == ["Init", "AnswerOrResearch", "Ask", "AnswerFromRetrieval", "Finish",
+                                              "Answered"]
     assert len(llm.calls_to("answer")) == 1 + RETRY_ATTEMPTS  # the state machine's retries, then the fallback
     assert query.status == "completed"
     answer = query.answer

@@ -18,12 +18,14 @@ from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, 
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, NeedsMoreInfo, QuestionSignal
+from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
 from engram.ports import LLM, ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, Usage, WindowEvent
 from engram.prompts import answer as answer_prompt
 from engram.prompts import conflicts as conflicts_prompt
 from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
+from engram.prompts import research as research_prompt
 from engram.prompts import summary as summary_prompt
 from engram.query.context import QueryContext
 
@@ -51,6 +53,14 @@ class SummaryTool(BaseModel):
     summary: str = Field(min_length=1)
 
 
+class SynthesisTool(BaseModel):
+    content: str = Field(min_length=1)
+    confidence: float = Field(ge=0.0, le=1.0)
+    sources: list[CitedItem | str] = Field(default_factory=list, description="the context items relied on")
+    conflicts_named: list[str] = Field(default_factory=list, description="the conflicts named in content: C1, C2...")
+    suggested_follow_ups: list[str] = Field(default_factory=list, max_length=3)
+
+
 _TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "record_facts": (ExtractionResult, "Record the facts the messages state."),
     "answer": (AnswerTool, "Answer the question from the context, citing item ids."),
@@ -58,6 +68,9 @@ _TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "write_summary": (SummaryTool, "Write the summary."),
     "report_inflection": (InflectionAssessment, "Report the inflection point the conversation is at, or none."),
     "report_conflicts": (ConflictCheck, "Report the pairs of facts that cannot both be true."),
+    "plan_research": (ResearchPlan, "Report the sub-questions of the research and the requests answering each."),
+    "evaluate_research": (ResearchEvaluation, "Report which sub-questions are answered and what to gather next."),
+    "synthesize_research": (SynthesisTool, "Answer the researched question, citing item ids and naming conflicts."),
 }
 
 
@@ -126,6 +139,40 @@ class AnthropicLLM:
                                   "report_inflection", temperature=0.0)
         assert isinstance(value, InflectionAssessment)
         return LLMReply(value, usage, self.fast_model)
+
+    def plan_research(self, context: QueryContext, *, max_sub_questions: int) -> LLMReply[ResearchPlan]:
+        value, usage = self._call(self.fast_model, research_prompt.PLAN_SYSTEM,
+                                  research_prompt.plan_messages(context, max_sub_questions), ["plan_research"],
+                                  "plan_research", temperature=0.0)
+        assert isinstance(value, ResearchPlan)
+        return LLMReply(value, usage, self.fast_model)
+
+    def evaluate_research(self, context: QueryContext, sub_questions: Sequence[SubQuestion], *,
+                          can_continue: bool, max_follow_ups: int) -> LLMReply[ResearchEvaluation]:
+        value, usage = self._call(self.fast_model, research_prompt.EVALUATE_SYSTEM,
+                                  research_prompt.evaluate_messages(context, sub_questions, can_continue,
+                                                                    max_follow_ups),
+                                  ["evaluate_research"], "evaluate_research", temperature=0.0)
+        assert isinstance(value, ResearchEvaluation)
+        if not can_continue:  # a follow-up the round cannot run is not kept
+            value = value.model_copy(update={"follow_ups": []})
+        return LLMReply(value, usage, self.fast_model)
+
+    def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
+                   conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
+        value, usage = self._call(self.model, research_prompt.SYNTHESIZE_SYSTEM,
+                                  research_prompt.synthesize_messages(context, sub_questions, conflicts),
+                                  ["synthesize_research"], "synthesize_research", temperature=temperature)
+        assert isinstance(value, SynthesisTool)
+        answer = _to_answer(AnswerTool(content=value.content, confidence=value.confidence, sources=value.sources,
+                                       suggested_follow_ups=value.suggested_follow_ups), context)
+        # A conflict the model left unnamed is named here: the synthesis never hides disagreeing evidence.
+        named = {c.strip().upper() for c in value.conflicts_named}
+        unnamed = [line for n, line in enumerate(research_prompt.conflict_lines(conflicts), 1) if f"C{n}" not in named]
+        if unnamed:
+            answer = answer.model_copy(update={"content": answer.content + "\n\nConflicting evidence not addressed "
+                                               "above:\n" + "\n".join(unnamed)})
+        return LLMReply(answer, usage, self.model)
 
     def _call(self, model: str, system: str, messages: list[dict[str, Any]], tools: list[str], forced: str | None,
               *, temperature: float) -> tuple[BaseModel, Usage]:

@@ -6,12 +6,14 @@ what it is (`offline-heuristic`) in every response and is never presented as an 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from engram.config import DEFAULT_HEURISTICS, Heuristics
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, QuestionSignal, Source, SourceKind
+from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
 from engram.ports import (
     ConflictCheck,
@@ -29,6 +31,7 @@ from engram.query.context import QueryContext
 from engram.rules.coreference import CoreferenceRules, link_reference
 from engram.rules.grounding import ground
 from engram.rules.insights import assess_inflection
+from engram.rules.research import clauses, coverage
 from engram.rules.signals import classify_signals
 from engram.rules.statements import SELF, statements
 from engram.rules.text import content_terms
@@ -39,6 +42,8 @@ _ANSWER_MIN_OVERLAP = 0.34
 _FOR = frozenset({"likes", "loves", "prefers", "always", "enjoys"})
 _AGAINST = frozenset({"dislikes", "hates", "never", "avoids"})  # share of the question's content terms an item must cover to be an answer
 _NO_USAGE = Usage()
+_QUESTION_WORDS = frozenset({"what", "where", "who", "whom", "whose", "when", "why", "how", "which", "is", "are",
+                             "was", "were", "do", "does", "did", "has", "have", "can", "could", "should", "tell"})
 
 
 class OfflineLLM:
@@ -148,6 +153,132 @@ class OfflineLLM:
         """The inflection rules over the window's turns and the conversation's signals."""
         turns = [m.event_id for m in messages if m.role in h.signal_roles]
         return LLMReply(assess_inflection(turns, signals, h), _NO_USAGE, NAME)
+
+    def plan_research(self, context: QueryContext, *, max_sub_questions: int) -> LLMReply[ResearchPlan]:
+        """One sub-question per clause of the question (a search of its words, and the full record of each
+        entity it names), then one per entity the question names that no clause covered yet."""
+        planned, covered = [], set()
+        for clause in clauses(context.question):
+            named = _named_entities(context, clause)
+            covered |= set(named)
+            requests = [InfoRequest(capability="search_memories", params={"query": clause, "limit": 10},
+                                    reason="memories with the clause's words")]
+            requests += [InfoRequest(capability="expand_entity", params={"entity_id": e}, reason="named in the clause")
+                         for e in list(named)[:2]]
+            if not named:
+                requests.append(InfoRequest(capability="search_entities", params={"query": clause, "limit": 5},
+                                            reason="the entities the clause is about"))
+            planned.append(PlannedSubQuestion(question=clause, requests=requests))
+        for entity_id, name in _named_entities(context, context.question).items():
+            if entity_id not in covered:
+                planned.append(PlannedSubQuestion(question=f"What does memory hold about {name}?", requests=[
+                    InfoRequest(capability="expand_entity", params={"entity_id": entity_id}),
+                    InfoRequest(capability="get_entity_timeline", params={"entity_id": entity_id})]))
+        return LLMReply(ResearchPlan(sub_questions=planned[:max_sub_questions],
+                                     rationale="the question's clauses and the entities it names (rules)"),
+                        _NO_USAGE, NAME)
+
+    def evaluate_research(self, context: QueryContext, sub_questions: Sequence[SubQuestion], *,
+                          can_continue: bool, max_follow_ups: int) -> LLMReply[ResearchEvaluation]:
+        """A sub-question is answered when a context item covers enough of its words; an unanswered one is
+        asked again through requests not tried yet (entities by name, the entities its evidence touches)."""
+        answered = [s.sub_id for s in sub_questions if s.status != "pending" and _best(context, s.question)[0]
+                    >= _ANSWER_MIN_OVERLAP]
+        open_ = [s for s in sub_questions if s.status != "pending" and s.sub_id not in answered]
+        tried = {(r.capability, repr(sorted(r.params.items()))) for s in sub_questions for r in s.requests}
+        follow_ups = []
+        for sub in open_ if can_continue else []:
+            fresh = [r for r in _retry_requests(context, sub) if (r.capability, repr(sorted(r.params.items())))
+                     not in tried]
+            if fresh:
+                follow_ups.append(PlannedSubQuestion(question=sub.question, requests=fresh[:4]))
+        notes = (f"{len(answered)} of {len(answered) + len(open_)} sub-questions covered by the context"
+                 + (f"; still open: {'; '.join(s.question for s in open_)}" if open_ else ""))
+        return LLMReply(ResearchEvaluation(complete=not open_, answered=answered,
+                                           follow_ups=follow_ups[:max_follow_ups], notes=notes[:1_000]),
+                        _NO_USAGE, NAME)
+
+    def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
+                   conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
+        """Extractive: for each sub-question the item that covers it best, cited; each conflicting pair
+        named with both sides; what memory does not hold, said."""
+        parts: list[str] = []
+        sources: dict[str, Source] = {}
+        found: list[float] = []
+        unknown: list[str] = []
+        for sub in [s for s in sub_questions if s.status != "pending"]:
+            overlap, item = _best(context, sub.question)
+            if item is None or overlap < _ANSWER_MIN_OVERLAP:
+                unknown.append(sub.question)
+                continue
+            found.append(overlap)
+            parts.append(f"{sub.question}: {_sentence(item.text)} [{item.id}]")
+            sources.setdefault(item.id, Source(kind=_source_kind(item), id=item.id, excerpt=item.text[:200],
+                                               score=round(overlap, 3), contribution=round(overlap, 3)))
+        by_id = {i.id: i for i in context.items}
+        for conflict in conflicts:
+            (a, b), (text_a, text_b) = conflict.ids, conflict.statements
+            parts.append(f"Conflicting evidence: \"{_sentence(text_a)}\" [{a}] against \"{_sentence(text_b)}\" "
+                         f"[{b}] ({_conflict_status(conflict)})")
+            for i in (a, b):
+                if i in by_id:
+                    sources.setdefault(i, Source(kind=_source_kind(by_id[i]), id=i, excerpt=by_id[i].text[:200],
+                                                 score=by_id[i].score, contribution=0.1))
+        if unknown:
+            parts.append("Memory holds nothing that answers: " + "; ".join(unknown) + ".")
+        if not found:
+            return LLMReply(_unknown().model_copy(update={"sources": list(sources.values())}), _NO_USAGE, NAME)
+        share = len(found) / (len(found) + len(unknown))
+        confidence = (0.3 + 0.6 * sum(found) / len(found)) * share * (0.8 if conflicts else 1.0)
+        return LLMReply(Answer(content="From memory: " + " ".join(parts), confidence=round(min(0.9, confidence), 2),
+                               sources=list(sources.values()), suggested_follow_ups=unknown[:3]), _NO_USAGE, NAME)
+
+
+def _best(context: QueryContext, question: str) -> tuple[float, ContextItem | None]:
+    """The item covering most of the question's words (then the best scored), and how much it covers. It
+    must cover a word that names no entity of the context: "Dana lives in Lisbon" does not answer "Who is
+    Dana's dentist"."""
+    names = {t for i in context.items if i.kind == "entity" and i.name for t in content_terms(i.name)}
+    topical = (content_terms(question) - names) or content_terms(question)
+    scored = [(coverage(question, i.text), i.score, n, i) for n, i in enumerate(context.items)
+              if topical & content_terms(i.text)]
+    if not scored:
+        return 0.0, None
+    overlap, _, _, item = max(scored, key=lambda s: (s[0], s[1], -s[2]))
+    return overlap, item
+
+
+def _named_entities(context: QueryContext, text: str) -> dict[str, str]:
+    """Entity items of the context whose every name word the text says: id -> name."""
+    said = content_terms(text)
+    return {i.id: i.name for i in context.items
+            if i.kind == "entity" and i.name and (terms := content_terms(i.name)) and terms <= said}
+
+
+def _retry_requests(context: QueryContext, sub: SubQuestion) -> list[InfoRequest]:
+    """Other ways to the same sub-question: its capitalised words as entity names, the entities its
+    evidence touches (their full records), its words as an entity search."""
+    names = [w for w in re.findall(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", sub.question)
+             if content_terms(w) and w.split()[0].lower() not in _QUESTION_WORDS]
+    requests = [InfoRequest(capability="get_entity_by_name", params={"name": n, "limit": 3}) for n in names[:2]]
+    evidence = set(sub.evidence)
+    touched = list(dict.fromkeys(e for i in context.items if i.id in evidence for e in i.entity_ids))
+    expandable = set(context.expandable_entity_ids())
+    requests += [InfoRequest(capability="expand_entity", params={"entity_id": e})
+                 for e in touched if e in expandable][:2]
+    terms = " ".join(sorted(content_terms(sub.question)))
+    if terms:
+        requests.append(InfoRequest(capability="search_entities", params={"query": terms, "limit": 5}))
+    return requests
+
+
+def _conflict_status(conflict: EvidenceConflict) -> str:
+    if conflict.status == "open":
+        return "an open conflict: memory has not settled which is true"
+    if conflict.status == "resolved":
+        kept = f"[{conflict.winner_id}] was kept" if conflict.winner_id else "both were kept"
+        return f"a settled conflict: {kept}"
+    return "not recorded as a conflict; both are still held"
 
 
 def _stance(predicate: str) -> bool | None:

@@ -74,13 +74,14 @@ def get_event(world: World, event_id: Id) -> StoredEvent:
     return event
 
 
-@api_router.post("/v1/worlds/<world>/queries", summary="Ask a question (sync answers; async answers 202)",
+@api_router.post("/v1/worlds/<world>/queries",
+                 summary="Ask a question (sync answers; async and research answer 202 with the query id)",
                  responses={200: {"description": "answered", "content": {"application/json": {"model": QueryResponse}}},
-                            202: {"description": "started (mode async)",
+                            202: {"description": "started (mode async or research)",
                                   "content": {"application/json": {"model": QueryAccepted}}}})
 def post_query(world: World, request: QueryRequest) -> Response[QueryResponse | QueryAccepted]:
     query = queries.submit_query(get_clients(), world, request)
-    if request.mode == "async":
+    if request.mode in ("async", "research"):
         return _json(202, QueryAccepted(query_id=query.query_id, status=query.status))
     return _json(200, queries.response(query))
 

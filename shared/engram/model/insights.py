@@ -80,6 +80,16 @@ class InsightState(Frozen):
     intervention_turn: int | None = Field(default=None, description="the turn of the last intervention offered")
 
 
+class SuggestedResearch(Frozen):
+    """A research_depth inflection, offered as a research query: POST it to `/v1/worlds/{world}/queries`
+    with the conversation's `user_id`."""
+
+    question: str
+    conversation_id: str
+    mode: Literal["research"] = "research"
+    inflection_id: str
+
+
 class ConversationInsights(Frozen):
     """The body of `GET .../conversations/{conversation}/insights`."""
 
@@ -91,4 +101,6 @@ class ConversationInsights(Frozen):
     signals: dict[SignalType, list[Signal]] = Field(description="the conversation's signals by type, "
                                                                 "in the order they were said")
     assumptions: dict[AssumptionStatus, int] = Field(description="assumptions by status")
+    suggested_research: SuggestedResearch | None = Field(
+        default=None, description="the current inflection, when it is research_depth, as a research query")
 

@@ -8,22 +8,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from engram.model.common import Frozen, Identifier, Record
+from engram.model.requests import InfoRequest
+from engram.model.research import ResearchReport
 from engram.model.signals import SignalType
 
 QueryStatus = Literal["pending", "processing", "completed", "failed"]
-Capability = Literal[
-    "expand_entity",
-    "expand_entities",
-    "search_entities",
-    "get_entity_by_name",
-    "get_relationships",
-    "list_entity_definitions",
-    "get_entities_by_definition",
-    "search_memories",
-    "get_conversation_history",
-    "get_entity_timeline",
-    "find_path",
-]
+QueryMode = Literal["answer", "research"]  # the NeedsMoreInfo loop, or plan, gather, evaluate and synthesize
 ConfidenceLevel = Literal["high", "medium", "low"]
 
 
@@ -32,6 +22,8 @@ class QueryConfig(Frozen):
     max_initial_entities: int = Field(default=10, ge=1, le=50)
     include_relationships: bool = True
     temperature: float = Field(default=0.2, ge=0.0, le=1.0)
+    max_research_iterations: int = Field(default=2, ge=0, le=4, description=(
+        "research mode: further gathering rounds the completeness check may start after the first"))
 
 
 class QueryRequest(Frozen):
@@ -39,7 +31,9 @@ class QueryRequest(Frozen):
     question: str = Field(min_length=1, max_length=4_000)
     conversation_id: Identifier | None = None
     config: QueryConfig = Field(default_factory=QueryConfig)
-    mode: Literal["sync", "async"] = "sync"
+    mode: Literal["sync", "async", "research"] = Field(default="sync", description=(
+        "sync: answer now; async: 202 and the query id; research: 202 and the query id of a research run "
+        "(plan, gather, evaluate, synthesize), read back with GET .../queries/{id}"))
 
 
 SourceKind = Literal["event", "episodic", "semantic", "summary", "procedural", "entity"]
@@ -62,12 +56,6 @@ class Answer(Frozen):
     suggested_follow_ups: list[str] = Field(default_factory=list)
     forced: bool = False  # True when the loop ran out of info requests (or a request was invalid) and had to answer
     basis: Literal["model", "retrieval"] = "model"  # retrieval: the model stayed unavailable, no model wrote this
-
-
-class InfoRequest(Frozen):
-    capability: Capability
-    params: dict[str, Any] = Field(default_factory=dict)
-    reason: str = ""
 
 
 class NeedsMoreInfo(Frozen):
@@ -93,7 +81,7 @@ class QuestionSignal(Frozen):
 
 class TraceStep(Frozen):
     iteration: int
-    step: Literal["init", "ask", "fulfil", "force", "fallback", "finish"]
+    step: Literal["init", "ask", "fulfil", "force", "fallback", "finish", "plan", "gather", "evaluate", "synthesize"]
     outcome: str
     detail: dict[str, Any] = Field(default_factory=dict)
     elapsed_ms: float = 0.0
@@ -130,6 +118,8 @@ class WorldQuery(Record):
     question: str
     conversation_id: str | None = None
     config: QueryConfig = Field(default_factory=QueryConfig)
+    mode: QueryMode = "answer"
+    research: ResearchReport | None = None  # research mode: the plan, its progress, budgets and conflicts
     status: QueryStatus = "pending"
     info_requests_used: int = 0
     answer: Answer | None = None
@@ -173,6 +163,8 @@ class QueryResponse(Frozen):
     question: str | None = None
     conversation_id: str | None = None
     config: QueryConfig | None = None
+    mode: QueryMode = "answer"
+    research: ResearchReport | None = None
     remaining_info_requests: int | None = None
     model_calls: int = 0
     input_tokens: int = 0

@@ -7,6 +7,21 @@ from __future__ import annotations
 from engram.query import capabilities
 from engram.query.context import QueryContext
 
+CAPABILITIES = """Capabilities (request_info.info_requests[].capability, with params):
+- expand_entity {entity_id}: one entity's full record
+- expand_entities {entity_ids}: up to five entities' full records
+- search_entities {query, limit}: entities the memories matching a text are about, as summaries
+- get_entity_by_name {name, limit}: entities whose name or alias is a near spelling of name
+- get_relationships {entity_id, depth 1-3}: an entity's relationships, either direction
+- list_entity_definitions {}: the kinds of entity the world holds, with counts
+- get_entities_by_definition {definition, limit}: entities of one kind, as summaries
+- search_memories {query, limit}: memories and events matching a text
+- get_conversation_history {conversation_id, limit}: a conversation's latest turns
+- get_entity_timeline {entity_id, limit}: an entity's facts in time order
+- find_path {from_entity_id, to_entity_id, max_length 1-4}: the relationships linking two entities
+
+"""
+
 SYSTEM = """You answer questions from an agent's long-term memory, like a careful colleague.
 
 Use only the context items of the user message. Cite every item you rely on by its id in `sources`,
@@ -21,20 +36,7 @@ relationships) comes from expand_entity. When the context lacks something you ne
 request_info tool is offered, ask for exactly that through the capabilities below, using only the
 ids the user message allows this round; a request naming any other id ends the loop.
 
-Capabilities (request_info.info_requests[].capability, with params):
-- expand_entity {entity_id}: one entity's full record
-- expand_entities {entity_ids}: up to five entities' full records
-- search_entities {query, limit}: entities the memories matching a text are about, as summaries
-- get_entity_by_name {name, limit}: entities whose name or alias is a near spelling of name
-- get_relationships {entity_id, depth 1-3}: an entity's relationships, either direction
-- list_entity_definitions {}: the kinds of entity the world holds, with counts
-- get_entities_by_definition {definition, limit}: entities of one kind, as summaries
-- search_memories {query, limit}: memories and events matching a text
-- get_conversation_history {conversation_id, limit}: a conversation's latest turns
-- get_entity_timeline {entity_id, limit}: an entity's facts in time order
-- find_path {from_entity_id, to_entity_id, max_length 1-4}: the relationships linking two entities
-
-In the same call, list in `question_signals` what the question itself carries (DecisionIntent,
+""" + CAPABILITIES + """In the same call, list in `question_signals` what the question itself carries (DecisionIntent,
 Claim, Goal, Constraint, Assumption, Question, EvidenceMention), or nothing."""
 
 

@@ -4,33 +4,84 @@
 from __future__ import annotations
 
 from engram.config import Heuristics
+from engram.model.research import ResearchBudgets
 from engram.query.context import QueryContext
 
 
 def thin(context: QueryContext, h: Heuristics) -> list[str]:
     """Thin the context in place until it fits `h.context_token_budget`; returns the measures taken (for the trace)."""
     taken: list[str] = []
-
-    def over() -> bool:
-        return context.stats(h.chars_per_token).estimated_tokens > h.context_token_budget
-
-    if not over():
+    budget = h.context_token_budget
+    if _tokens(context, h) <= budget:
         return taken
-    # Entities outrank other items: every id the model may ask about stays in view.
-    ranked = sorted(context.items, key=lambda i: (i.kind == "entity", i.score), reverse=True)
-    before = len(ranked)
-    while over() and len(ranked) > h.context_keep_at_least:
-        dropped = ranked.pop()
-        context.items = [i for i in context.items if (i.kind, i.id) != (dropped.kind, dropped.id)]
-    if len(ranked) < before:
-        taken.append(f"dropped {before - len(ranked)} low-scoring items")
-    if over():
-        limit = h.context_summary_body_chars
-        context.items = [i.model_copy(update={"text": i.text[:limit] + "…"}) if len(i.text) > limit else i
-                         for i in context.items]
+    dropped = _drop(context, h, budget, h.context_keep_at_least)
+    if dropped:
+        taken.append(f"dropped {dropped} low-scoring items")
+    if _tokens(context, h) > budget:
+        _mask(context, h)
         taken.append("stripped the bodies of summaries")
-    if over():
-        context.conversation = context.conversation[-h.context_compact_conversation:]
-        context.items = [i.model_copy(update={"text": " ".join(i.text.split())}) for i in context.items]
+    if _tokens(context, h) > budget:
+        _compact(context, h)
         taken.append("compacted")
     return taken
+
+
+def research_budgets(h: Heuristics) -> ResearchBudgets:
+    return ResearchBudgets(drop=h.research_drop_tokens, mask=h.research_mask_tokens, compact=h.research_compact_tokens)
+
+
+def thin_research(context: QueryContext, h: Heuristics,
+                  protected: frozenset[str] = frozenset()) -> tuple[int, list[str]]:
+    """Research thinning by how far the gathered context overshoots: past `mask` the long bodies go first
+    (breadth is kept), past `compact` the context is compacted too, and past `drop` the lowest-scoring
+    items are dropped until it fits; items in `protected` (a sub-question's only evidence, a conflict's
+    sides) go last. `compact` is a hard ceiling: the floor of kept items yields to it. Returns the
+    estimated tokens as gathered and the measures taken."""
+    budgets = research_budgets(h)
+    gathered = _tokens(context, h)
+    taken: list[str] = []
+    if gathered > budgets.mask:
+        _mask(context, h)
+        taken.append(f"masked long bodies (gathered {gathered} > {budgets.mask} tokens)")
+    if gathered > budgets.compact:
+        _compact(context, h)
+        taken.append(f"compacted (gathered {gathered} > {budgets.compact} tokens)")
+    if _tokens(context, h) > budgets.drop:
+        dropped = _drop(context, h, budgets.drop, h.context_keep_at_least, protected)
+        if dropped:
+            taken.append(f"dropped {dropped} low-scoring items (over {budgets.drop} tokens)")
+    if _tokens(context, h) > budgets.compact:
+        dropped = _drop(context, h, budgets.compact, 0, protected)
+        taken.append(f"dropped {dropped} more items to the {budgets.compact}-token ceiling")
+    if _tokens(context, h) > budgets.compact:  # the conversation alone is over: cut its lines too
+        limit = h.context_summary_body_chars
+        context.conversation = [line[:limit] + "…" if len(line) > limit else line for line in context.conversation]
+        taken.append(f"cut the conversation's lines to the {budgets.compact}-token ceiling")
+    return gathered, taken
+
+
+def _tokens(context: QueryContext, h: Heuristics) -> int:
+    return context.stats(h.chars_per_token).estimated_tokens
+
+
+def _drop(context: QueryContext, h: Heuristics, budget: int, keep_at_least: int,
+          protected: frozenset[str] = frozenset()) -> int:
+    """Drop the lowest-ranked items until the context fits `budget` or only `keep_at_least` are left.
+    Entities outrank other items: every id the model may ask about stays in view."""
+    ranked = sorted(context.items, key=lambda i: (i.id in protected, i.kind == "entity", i.score), reverse=True)
+    before = len(ranked)
+    while _tokens(context, h) > budget and len(ranked) > keep_at_least:
+        dropped = ranked.pop()
+        context.items = [i for i in context.items if (i.kind, i.id) != (dropped.kind, dropped.id)]
+    return before - len(ranked)
+
+
+def _mask(context: QueryContext, h: Heuristics) -> None:
+    limit = h.context_summary_body_chars
+    context.items = [i.model_copy(update={"text": i.text[:limit] + "…"}) if len(i.text) > limit else i
+                     for i in context.items]
+
+
+def _compact(context: QueryContext, h: Heuristics) -> None:
+    context.conversation = context.conversation[-h.context_compact_conversation:]
+    context.items = [i.model_copy(update={"text": " ".join(i.text.split())}) for i in context.items]

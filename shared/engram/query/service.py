@@ -11,12 +11,14 @@ from engram.service import Clients
 
 
 def submit_query(clients: Clients, world_id: str, request: QueryRequest, *, now: datetime | None = None) -> WorldQuery:
-    """Persist a pending query, then run the loop to completion (sync) or start it (async)."""
+    """Persist a pending query, then run the loop to completion (sync) or start it (async). A research
+    query is always started, never waited for: its rounds of model calls outlast an HTTP request."""
     query = WorldQuery(world_id=world_id, query_id=new_id("qry"), user_id=request.user_id,
                        question=request.question, conversation_id=request.conversation_id,
-                       config=request.config, created_at=now or utcnow())
+                       config=request.config, mode="research" if request.mode == "research" else "answer",
+                       created_at=now or utcnow())
     clients.store.save_query(query)
-    if request.mode == "async":
+    if request.mode in ("async", "research"):
         clients.workflows.start_query(world_id, query.query_id)
         return query
     clients.workflows.run_query(world_id, query.query_id)
@@ -39,7 +41,8 @@ def response(query: WorldQuery) -> QueryResponse:
                          iterations=max((t.iteration for t in query.trace), default=0),
                          info_requests_used=query.info_requests_used, model=query.model, trace=query.trace,
                          user_id=query.user_id, question=query.question, conversation_id=query.conversation_id,
-                         config=query.config, remaining_info_requests=query.remaining_info_requests,
+                         config=query.config, mode=query.mode, research=query.research,
+                         remaining_info_requests=query.remaining_info_requests,
                          model_calls=query.model_calls, input_tokens=query.input_tokens,
                          output_tokens=query.output_tokens, timings=query.timings, signals=query.signals,
                          error=query.error, created_at=query.created_at, completed_at=query.completed_at)

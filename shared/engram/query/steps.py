@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from engram.config import Heuristics
 from engram.errors import CapabilityRejected, NotFound
 from engram.model.common import utcnow
-from engram.model.queries import Answer, NeedsMoreInfo, Source, TraceStep, WorldQuery
+from engram.model.queries import Answer, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
 from engram.ports import Usage
 from engram.query import budget, capabilities
 from engram.query.context import QueryContext
@@ -31,6 +31,7 @@ class LoopState(BaseModel):
     iteration: int = 0
     outcome: Outcome | None = None  # the Choice state routes on it: answer, fulfil, or force
     remaining_info_requests: int = 0
+    mode: QueryMode = "answer"  # after init, a Choice sends research queries to plan instead of ask
 
 
 class FinalState(BaseModel):
@@ -73,7 +74,7 @@ def _done(query: WorldQuery, iteration: int, step: str) -> TraceStep | None:
 
 
 def _state(query: WorldQuery, iteration: int, outcome: str | None) -> LoopState:
-    return LoopState(world_id=query.world_id, query_id=query.query_id, iteration=iteration,
+    return LoopState(world_id=query.world_id, query_id=query.query_id, iteration=iteration, mode=query.mode,
                      outcome=outcome, remaining_info_requests=query.remaining_info_requests)  # type: ignore[arg-type]
 
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase
+from engram.model.memories import MemoryConflict
 from engram.model.queries import EntityDefinition, WorldQuery
 from engram.query.context import QueryContext
 
 _COLUMNS = ("world_id, query_id, user_id, question, conversation_id, config, status, info_requests_used, answer, "
-            "trace, model, model_calls, input_tokens, output_tokens, signals, error, created_at, completed_at")
+            "trace, model, model_calls, input_tokens, output_tokens, signals, error, created_at, completed_at, mode, "
+            "research")
+_JSON_COLUMNS = {"config", "answer", "trace", "signals", "research"}
+_CONFLICT = ("c.world_id, c.conflict_id, c.memory_id, c.conflicting_memory_id, c.status, c.strategy, c.reason, "
+             "c.created_at, c.resolved_at, c.kind, c.winner_memory_id, c.resolved_by, c.note")
 
 
 class QueryRepo(PostgresBase):
@@ -17,7 +24,7 @@ class QueryRepo(PostgresBase):
         q = query.model_dump(mode="json")
         values = [q[c.strip()] for c in _COLUMNS.split(",")]
         for i, name in enumerate(_COLUMNS.split(",")):
-            if name.strip() in {"config", "answer", "trace", "signals"} and values[i] is not None:
+            if name.strip() in _JSON_COLUMNS and values[i] is not None:
                 values[i] = Jsonb(values[i])
         with self.tx(query.world_id) as cur:
             cur.execute(
@@ -26,7 +33,7 @@ class QueryRepo(PostgresBase):
                 "info_requests_used = EXCLUDED.info_requests_used, answer = EXCLUDED.answer, trace = EXCLUDED.trace, "
                 "model = EXCLUDED.model, model_calls = EXCLUDED.model_calls, input_tokens = EXCLUDED.input_tokens, "
                 "output_tokens = EXCLUDED.output_tokens, signals = EXCLUDED.signals, error = EXCLUDED.error, "
-                "completed_at = EXCLUDED.completed_at",
+                "completed_at = EXCLUDED.completed_at, research = EXCLUDED.research",
                 values,
             )
 
@@ -66,3 +73,19 @@ class QueryRepo(PostgresBase):
                 "AND o.kind = 'entity_type' AND lower(o.concept) = lower(e.entity_type) WHERE e.world_id = %s "
                 "GROUP BY e.entity_type ORDER BY count(*) DESC, e.entity_type LIMIT %s", (world_id, limit))
             return [EntityDefinition.model_validate(r) for r in cur.fetchall()]
+
+    def conflicts_touching(self, world_id: str, user_id: str, memory_ids: Sequence[str], entity_ids: Sequence[str],
+                           limit: int) -> list[MemoryConflict]:
+        """Conflicts between two of `user_id`'s facts where either fact is one of `memory_ids` or is about one
+        of `entity_ids`; open ones first, then the latest."""
+        with self.tx(world_id) as cur:
+            cur.execute(
+                f"SELECT {_CONFLICT} FROM memory_conflicts c "
+                "JOIN semantic_memories a ON a.world_id = c.world_id AND a.memory_id = c.memory_id "
+                "JOIN semantic_memories b ON b.world_id = c.world_id AND b.memory_id = c.conflicting_memory_id "
+                "WHERE c.world_id = %(w)s AND a.user_id = %(u)s AND b.user_id = %(u)s AND ("
+                "c.memory_id = ANY(%(m)s) OR c.conflicting_memory_id = ANY(%(m)s) "
+                "OR a.subject_entity_id = ANY(%(e)s) OR b.subject_entity_id = ANY(%(e)s)) "
+                "ORDER BY c.status = 'open' DESC, c.created_at DESC LIMIT %(n)s",
+                {"w": world_id, "u": user_id, "m": list(memory_ids), "e": list(entity_ids), "n": limit})
+            return [MemoryConflict.model_validate(r) for r in cur.fetchall()]

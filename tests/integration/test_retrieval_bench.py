@@ -8,13 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from engram.bench import metrics
 from engram.bench.locomo import evidence_ids, load, session_time
+from engram.bench.progress import ConsoleProgress
 from engram.bench.retrieval import run, table
 from engram.local.cli import main
 
 pytestmark = pytest.mark.integration
+QUIET = ConsoleProgress(Console(quiet=True))
 
 
 def _sample(sample_id: str, a: str, b: str, facts: list[tuple[str, str]]) -> dict:
@@ -50,7 +53,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_bench_ingests_scores_every_system_and_writes_the_prescribed_json(dataset: Path, tmp_path: Path) -> None:
-    outcome = run(dataset, tmp_path, cache_dir=None, held_out=("conv-b",), embedder="hash", progress=lambda _l: None)
+    outcome = run(dataset, tmp_path, cache_dir=None, held_out=("conv-b",), embedder="hash", progress=QUIET)
     written = json.loads((tmp_path / "retrieval.json").read_text())
     assert written == json.loads(json.dumps(outcome.document))
     assert written["dataset"] == "tiny.json" and written["questions"] == 4
@@ -62,6 +65,8 @@ def test_the_bench_ingests_scores_every_system_and_writes_the_prescribed_json(da
     assert written["conversations"]["conv-b"]["split"] == "held-out"
     assert written["systems"]["engram"]["overall"]["recall@10"] == 1.0  # two short conversations: all found
     assert "held-out" in table(written) and "single-hop" in table(written)
+    assert [p.name for p in outcome.plots] == ["retrieval-recall-at-k.png", "retrieval-recall-at-10.png"]
+    assert all(p.parent == tmp_path and p.read_bytes().startswith(b"\x89PNG") for p in outcome.plots)
 
 
 def test_the_command_runs_the_bench_in_process(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -101,7 +106,7 @@ def test_recall_and_ndcg_follow_their_definitions() -> None:
 def test_the_latency_bench_loads_a_world_in_bulk_and_times_both_searches() -> None:
     from engram.bench.latency import run as latency
 
-    result = latency(3_000, progress=lambda _l: None, measure_minilm=False, timed=5)
+    result = latency(3_000, progress=QUIET, measure_minilm=False, timed=5)
     document = result.document()
     assert document["memories"] == 3_000
     assert result.fused_ms["p50"] > 0 and result.bare_ms["p50"] > 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -97,9 +98,9 @@ def world_of(conversation: Conversation) -> str:
     return f"locomo-{conversation.sample_id}"
 
 
-def ingest_conversation(clients: Clients, conv: Conversation) -> None:
+def ingest_conversation(clients: Clients, conv: Conversation, advance: Callable[[int], None] | None = None) -> None:
     """Every turn through the real pipeline, session by session (batches of at most 100), then one
-    consolidation run as the schedule would start it."""
+    consolidation run as the schedule would start it. `advance(n)` hears of each batch's n turns."""
     from engram.ingest import ingest_events
 
     world = world_of(conv)
@@ -112,5 +113,8 @@ def ingest_conversation(clients: Clients, conv: Conversation) -> None:
         })
     for events in by_session.values():
         for start in range(0, len(events), BATCH):
-            ingest_events(clients, world, IngestRequest.model_validate({"events": events[start:start + BATCH]}))
+            batch = events[start:start + BATCH]
+            ingest_events(clients, world, IngestRequest.model_validate({"events": batch}))
+            if advance is not None:
+                advance(len(batch))
     clients.workflows.start_consolidation(world)

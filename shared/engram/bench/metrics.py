@@ -25,6 +25,17 @@ def ndcg_at(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
     return gain / ideal
 
 
+def recall_curve(ranked: Sequence[str], relevant: Iterable[str], depth: int) -> list[float]:
+    """Recall@k for every k from 1 to `depth`: the points of a Recall@k curve."""
+    wanted = set(relevant)
+    return [recall_at(ranked, wanted, k) for k in range(1, depth + 1)]
+
+
+def mean_curve(curves: Sequence[Sequence[float]], depth: int) -> list[float]:
+    """The pointwise average of Recall@k curves (rounded to 4 places); zeros for none."""
+    return [round(sum(c[i] for c in curves) / len(curves), 4) if curves else 0.0 for i in range(depth)]
+
+
 def scores(ranked: Sequence[str], relevant: Iterable[str]) -> dict[str, float]:
     relevant = list(relevant)
     out = {f"recall@{k}": recall_at(ranked, relevant, k) for k in CUTOFFS}

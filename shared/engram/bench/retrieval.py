@@ -7,7 +7,8 @@ resolve, extract, index, then consolidation) as an event: `event_id` its dia_id,
 the content. Every question of categories 1 to 4 is searched over the whole world; the ranked hits are
 mapped to the events they come from (a fact or summary counts as its source events), deduplicated in
 order, and scored against the evidence turns: Recall@1/5/10/20 and NDCG@10, overall, per category, and
-on the tuning and held-out conversations separately.
+on the tuning and held-out conversations separately, with the Recall@k curve for k = 1..20 of each. The
+JSON goes to `retrieval.json`, the curves and the Recall@10 bars to PNG files beside it.
 """
 
 from __future__ import annotations
@@ -18,18 +19,19 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from engram.bench import metrics
 from engram.bench.baselines import BM25Baseline, DenseBaseline, reciprocal_rank_fusion
 from engram.bench.locomo import CATEGORIES, Conversation, ingest_conversation, load, world_of
+from engram.bench.progress import ConsoleProgress, Progress
 from engram.config import DEFAULT_HEURISTICS
 from engram.model.search import SearchHit
 from engram.service import Clients
@@ -47,21 +49,33 @@ _QUERY_TIME_MODULES = ("adapters/postgres/retrieval.py", "adapters/postgres/grap
 _QUERY_TIME = ("rrf_", "weight_", "recency_", "semantic_", "search_", "context_", "fusion_", "keyword_", "graph_",
                "serendipity_", "query_", "web_", "max_info", "max_initial", "chars_per")
 
-Progress = Callable[[str], None]
+
+
+class QuestionScore(NamedTuple):
+    """One question's measures for one system."""
+
+    sample_id: str
+    category: str
+    scores: dict[str, float]
+    curve: list[float]  # Recall@k for k = 1..DEPTH
 
 
 @dataclass
 class Outcome:
-    """What one run measured: the JSON document and the per-question rows behind it."""
+    """What one run measured: the JSON document, the per-question rows behind it, the plots written."""
 
     document: dict[str, Any]
-    rows: dict[str, list[tuple[str, str, dict[str, float]]]] = field(default_factory=dict)
+    rows: dict[str, list[QuestionScore]] = field(default_factory=dict)
+    plots: list[Path] = field(default_factory=list)
 
 
 def run(dataset: Path, out_dir: Path, *, cache_dir: Path | None = None, held_out: Sequence[str] = HELD_OUT,
-        embedder: str = "minilm", progress: Progress = print) -> Outcome:
-    """Run the benchmark and write `out_dir/retrieval.json`. With `cache_dir`, ingested worlds (and the
-    baseline's vectors) are kept there and reused while the dataset and the ingest code are unchanged."""
+        embedder: str = "minilm", progress: Progress | None = None) -> Outcome:
+    """Run the benchmark and write `out_dir/retrieval.json` and its plots. With `cache_dir`, ingested worlds
+    (and the baseline's vectors) are kept there and reused while the dataset and the ingest code are unchanged."""
+    from engram.bench.plots import retrieval_plots
+
+    progress = progress or ConsoleProgress()
     conversations = load(dataset)
     fingerprint = _fingerprint(dataset, embedder)
     with _data_dir(cache_dir, fingerprint) as data_dir:
@@ -72,32 +86,34 @@ def run(dataset: Path, out_dir: Path, *, cache_dir: Path | None = None, held_out
             engram_ranked, latencies = _engram_rankings(clients, conversations, progress)
             baseline_ranked = _baseline_rankings(clients, data_dir, conversations, progress)
     rankings = {"engram": engram_ranked, **baseline_ranked}
-    outcome = _score(dataset, conversations, rankings, held_out)
+    outcome = score(dataset.name, conversations, rankings, held_out)
     outcome.document["search_latency_ms"] = _percentiles(latencies)
     outcome.document["ingest"] = {"events": sum(len(c.turns) for c in conversations), "seconds": round(ingest_s, 1),
                                   "cached": ingest_s == 0.0, "embedder": embedder}
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "retrieval.json").write_text(json.dumps(outcome.document, indent=2))
+    outcome.plots = retrieval_plots(outcome.document, out_dir)
     return outcome
 
 
-# ---------------------------------------------------------------- ingest
 # ---------------------------------------------------------------- ingest
 def _ingest_all(clients: Clients, data_dir: Path, conversations: list[Conversation], progress: Progress) -> float:
     """Ingest the conversations not already in the data directory; returns the seconds spent (0: all cached)."""
     marker = data_dir / "ingested.json"
     done = set(json.loads(marker.read_text())) if marker.exists() else set()
+    todo = [conv for conv in conversations if world_of(conv) not in done]
+    if not todo:
+        progress.note(f"{len(conversations)} conversations already ingested in {data_dir}")
+        return 0.0
     spent = 0.0
-    for conv in conversations:
-        world = world_of(conv)
-        if world in done:
-            continue
-        started = time.perf_counter()
-        ingest_conversation(clients, conv)
-        done.add(world)
-        marker.write_text(json.dumps(sorted(done)))
-        spent += time.perf_counter() - started
-        progress(f"ingested {world}: {len(conv.turns)} turns in {time.perf_counter() - started:.0f} s")
+    with progress.bar(f"ingesting {len(todo)} conversations", sum(len(c.turns) for c in todo)) as advance:
+        for conv in todo:
+            started = time.perf_counter()
+            ingest_conversation(clients, conv, advance)
+            done.add(world_of(conv))
+            marker.write_text(json.dumps(sorted(done)))
+            spent += time.perf_counter() - started
+            progress.note(f"ingested {world_of(conv)}: {len(conv.turns)} turns in {time.perf_counter() - started:.0f} s")
     return spent
 
 
@@ -116,20 +132,21 @@ def _engram_rankings(clients: Clients, conversations: list[Conversation],
 
     ranked: Rankings = {}
     latencies: list[float] = []
-    for conv in conversations:
-        world = world_of(conv)
-        known = {t.dia_id for t in conv.turns}
-        for qi, q in enumerate(conv.questions):
-            started = time.perf_counter()
-            result = search(clients, world, q.question, user_id=None, limit=HITS)
-            latencies.append((time.perf_counter() - started) * 1000)
-            events: dict[str, None] = {}
-            for hit in result.hits:
-                for event_id in source_events(hit):
-                    if event_id in known:
-                        events.setdefault(event_id, None)
-            ranked[(conv.sample_id, qi)] = list(events)[:DEPTH]
-        progress(f"searched {world}: {len(conv.questions)} questions")
+    with progress.bar("searching with engram", sum(len(c.questions) for c in conversations)) as advance:
+        for conv in conversations:
+            world = world_of(conv)
+            known = {t.dia_id for t in conv.turns}
+            for qi, q in enumerate(conv.questions):
+                started = time.perf_counter()
+                result = search(clients, world, q.question, user_id=None, limit=HITS)
+                latencies.append((time.perf_counter() - started) * 1000)
+                events: dict[str, None] = {}
+                for hit in result.hits:
+                    for event_id in source_events(hit):
+                        if event_id in known:
+                            events.setdefault(event_id, None)
+                ranked[(conv.sample_id, qi)] = list(events)[:DEPTH]
+                advance(1)
     return ranked, latencies
 
 
@@ -141,7 +158,7 @@ def turn_text(speaker: str, content: str) -> str:
 def _baseline_rankings(clients: Clients, data_dir: Path, conversations: list[Conversation],
                        progress: Progress) -> dict[str, Rankings]:
     out: dict[str, Rankings] = {name: {} for name in SYSTEMS if name != "engram"}
-    vectors = _baseline_vectors(clients, data_dir, conversations)
+    vectors = _baseline_vectors(clients, data_dir, conversations, progress)
     for conv in conversations:
         docs = [(t.dia_id, turn_text(t.speaker, t.content)) for t in conv.turns]
         bm25 = BM25Baseline(docs)
@@ -153,12 +170,12 @@ def _baseline_rankings(clients: Clients, data_dir: Path, conversations: list[Con
             out["bm25"][(conv.sample_id, qi)] = lexical
             out["dense"][(conv.sample_id, qi)] = semantic
             out["bm25+dense rrf"][(conv.sample_id, qi)] = reciprocal_rank_fusion([lexical, semantic])[:DEPTH]
-    progress("baselines ranked")
+    progress.note("baselines ranked")
     return out
 
 
-def _baseline_vectors(clients: Clients, data_dir: Path,
-                      conversations: list[Conversation]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _baseline_vectors(clients: Clients, data_dir: Path, conversations: list[Conversation],
+                      progress: Progress) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The dense baseline's turn and question vectors, from the embedder engram uses (kept with the cache)."""
     path = data_dir / "baseline-vectors.npz"
     if path.exists():
@@ -166,10 +183,12 @@ def _baseline_vectors(clients: Clients, data_dir: Path,
         return {c.sample_id: (stored[f"{c.sample_id}/turns"], stored[f"{c.sample_id}/questions"])
                 for c in conversations}
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for c in conversations:
-        turns = np.asarray(clients.embedder.embed([turn_text(t.speaker, t.content) for t in c.turns]), np.float32)
-        questions = np.asarray(clients.embedder.embed([q.question for q in c.questions]), np.float32)
-        out[c.sample_id] = (turns, questions)
+    with progress.bar("embedding for the dense baseline", len(conversations)) as advance:
+        for c in conversations:
+            turns = np.asarray(clients.embedder.embed([turn_text(t.speaker, t.content) for t in c.turns]), np.float32)
+            questions = np.asarray(clients.embedder.embed([q.question for q in c.questions]), np.float32)
+            out[c.sample_id] = (turns, questions)
+            advance(1)
     arrays: dict[str, Any] = {f"{k}/turns": v[0] for k, v in out.items()} | {f"{k}/questions": v[1]
                                                                             for k, v in out.items()}
     np.savez(path, **arrays)
@@ -177,11 +196,15 @@ def _baseline_vectors(clients: Clients, data_dir: Path,
 
 
 # ---------------------------------------------------------------- scoring
-def _score(dataset: Path, conversations: list[Conversation], rankings: dict[str, Rankings],
+def score(dataset: str, conversations: list[Conversation], rankings: dict[str, Rankings],
            held_out: Sequence[str]) -> Outcome:
+    """Every system's rankings scored against the evidence turns: the JSON document (without the run's
+    timings) and the per-question rows. `rankings` maps a system to (sample id, question index) -> event ids."""
     questions = [(c, qi, q) for c in conversations for qi, q in enumerate(c.questions)]
     doc: dict[str, Any] = {
-        "dataset": dataset.name, "questions": len(questions),
+        "dataset": dataset, "questions": len(questions),
+        "questions_by_category": {name: sum(q.category == name for _c, _qi, q in questions)
+                                  for name in CATEGORIES.values()},
         "conversations": {c.sample_id: {"turns": len(c.turns), "questions": len(c.questions),
                                         "split": "held-out" if c.sample_id in held_out else "tuning"}
                           for c in conversations},
@@ -189,20 +212,26 @@ def _score(dataset: Path, conversations: list[Conversation], rankings: dict[str,
     }
     outcome = Outcome(doc)
     for system, ranked in rankings.items():
-        rows = [(c.sample_id, q.category, metrics.scores(ranked[(c.sample_id, qi)], q.evidence))
+        rows = [QuestionScore(c.sample_id, q.category, metrics.scores(ranked[(c.sample_id, qi)], q.evidence),
+                              metrics.recall_curve(ranked[(c.sample_id, qi)], q.evidence, DEPTH))
                 for c, qi, q in questions]
         outcome.rows[system] = rows
         doc["systems"][system] = {
             **_summary(rows),
-            "by_split": {split: _summary([r for r in rows if (r[0] in held_out) == (split == "held-out")])
+            "by_split": {split: _summary([r for r in rows if (r.sample_id in held_out) == (split == "held-out")])
                          for split in ("tuning", "held-out")},
         }
     return outcome
 
 
-def _summary(rows: list[tuple[str, str, dict[str, float]]]) -> dict[str, Any]:
-    return {"questions": len(rows), "overall": metrics.mean([r[2] for r in rows]),
-            "by_category": {name: metrics.mean([r[2] for r in rows if r[1] == name]) for name in CATEGORIES.values()}}
+def _summary(rows: list[QuestionScore]) -> dict[str, Any]:
+    """Mean measures over the rows, overall and by category, and the mean Recall@k curve of each."""
+    by_category = {name: [r for r in rows if r.category == name] for name in CATEGORIES.values()}
+    return {"questions": len(rows), "overall": metrics.mean([r.scores for r in rows]),
+            "by_category": {name: metrics.mean([r.scores for r in part]) for name, part in by_category.items()},
+            "recall_at_k": {"all": metrics.mean_curve([r.curve for r in rows], DEPTH),
+                            "by_category": {name: metrics.mean_curve([r.curve for r in part], DEPTH)
+                                            for name, part in by_category.items()}}}
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

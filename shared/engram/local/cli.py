@@ -77,12 +77,25 @@ def _parser() -> argparse.ArgumentParser:
     p = command("consolidate", _consolidate, "run consolidation now")
     p.add_argument("--world", required=True)
 
+    p = command("export", _export, "export a world's memory (or one user's) to a JSON Lines file")
+    p.add_argument("--world", required=True)
+    p.add_argument("--user", default=None, help="only this user's memory (and the entities it refers to)")
+    p.add_argument("--out", type=Path, required=True, help="the document to write (docs/export-format.md)")
+    p.add_argument("--no-vectors", action="store_true", help="leave the vectors out (the importer recomputes them)")
+    p.add_argument("--page-bytes", type=int, default=None, help="the size of each page fetched (default: the API's)")
+
+    p = command("import", _import, "import an export document into a world (rows it already holds are skipped)")
+    p.add_argument("file", type=Path)
+    p.add_argument("--world", required=True, help="the world to import into (the document's own is ignored)")
+    p.add_argument("--part-bytes", type=int, default=3_500_000,
+                   help="the size of each part sent (default %(default)s; the API takes up to 4 MB)")
+
     bench = sub.add_parser("bench", help="benchmarks, in process on an embedded stack (no server needed)")
     benches = bench.add_subparsers(required=True, metavar="bench")
     p = benches.add_parser("retrieval", help="fused search on LoCoMo next to plain BM25 and plain dense retrieval")
     p.set_defaults(run=_bench_retrieval)
     p.add_argument("--dataset", type=Path, required=True, help="a LoCoMo file (locomo10.json format)")
-    p.add_argument("--out", type=Path, required=True, help="directory for retrieval.json")
+    p.add_argument("--out", type=Path, required=True, help="directory for retrieval.json and its PNG plots")
     p.add_argument("--cache", type=Path, default=settings.data_dir / "bench",
                    help="keep ingested worlds here and reuse them while the data and ingest code are unchanged "
                         "(default %(default)s)")
@@ -91,8 +104,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="conversations reported apart as never tuned on (default %(default)s)")
     p = benches.add_parser("latency", help="fused search latency at N memories in one world, next to a bare top-k")
     p.set_defaults(run=_bench_latency)
-    p.add_argument("--memories", type=int, default=100_000)
-    p.add_argument("--out", type=Path, required=True, help="directory for latency.json")
+    p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
+    p.add_argument("--queries", type=int, default=200, help="timed queries per system (default %(default)s)")
+    p.add_argument("--out", type=Path, required=True, help="directory for latency.json and latency.png")
     return parser
 
 
@@ -127,6 +141,9 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings(port=args.port, host=args.host)
     print(f"engram: starting the embedded stack (data in {settings.data_dir.resolve()})", flush=True)
     with LocalStack(settings) as stack:
+        if stack.resumed and stack.resumed.events:
+            print(f"engram: {stack.resumed.events} events left unenriched by an earlier run: enrichment restarted",
+                  flush=True)
         if not args.no_sample:
             loaded = stack.load_sample()
             if loaded is not None:
@@ -224,6 +241,78 @@ def _consolidate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    """Fetch the pages one after the other, records to a temporary file, then the document: the first page's
+    header with every page's counts added up, and the records."""
+    import tempfile
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    path = f"/v1/worlds/{args.world}" + (f"/users/{args.user}" if args.user else "") + "/export"
+    params: dict[str, Any] = {"vectors": str(not args.no_vectors).lower()}
+    if args.page_bytes:
+        params["max_bytes"] = args.page_bytes
+    header: dict[str, Any] | None = None
+    counts: dict[str, int] = {}
+    with _client(args) as client, tempfile.TemporaryFile("w+", encoding="utf-8") as records, Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed} records")) as progress:
+        task = progress.add_task(f"exporting {args.world}" + (f" (user {args.user})" if args.user else ""))
+        while True:
+            response = client.get(path, params=params)
+            if response.status_code >= 400:
+                _checked(response)
+            lines = response.text.splitlines()
+            page = json.loads(lines[0])
+            header = header or page
+            for kind, n in page["counts"].items():
+                counts[kind] = counts.get(kind, 0) + n
+            records.writelines(f"{line}\n" for line in lines[1:])
+            progress.advance(task, len(lines) - 1)
+            cursor = response.headers.get("x-engram-next-cursor")
+            if not cursor:
+                break
+            params["cursor"] = cursor
+        assert header is not None
+        header["counts"] = counts
+        records.seek(0)
+        with args.out.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(header, separators=(",", ":")) + "\n")
+            for line in records:
+                out.write(line)
+    print(f"{sum(counts.values())} records written to {args.out}: "
+          + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    """Validate the whole document here first (the server validates again), then send it in parts small
+    enough for one request each, in order; each part is atomic, and importing again is harmless."""
+    from rich.progress import Progress
+
+    from engram.errors import InvalidInput
+    from engram.portability import document_parts, parse_document
+
+    lines = args.file.read_text(encoding="utf-8").splitlines()
+    try:
+        document = parse_document(lines, schema_version=2**31 - 1)  # the server knows its own schema
+    except InvalidInput as exc:
+        raise ApiError(f"{exc.code}: {exc.message}\n{json.dumps(exc.details, indent=2, default=str)}") from exc
+    inserted: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    with _client(args) as client, Progress() as progress:
+        task = progress.add_task(f"importing into {args.world}", total=document.records)
+        for part in document_parts(lines, args.part_bytes):
+            body = _checked(client.post(f"/v1/worlds/{args.world}/import", content="\n".join(part).encode(),
+                                        headers={"content-type": "application/x-ndjson"}))
+            for total, got in ((inserted, body["inserted"]), (skipped, body["skipped"])):
+                for kind, n in got.items():
+                    total[kind] = total.get(kind, 0) + n
+            progress.advance(task, body["records"])
+    print(f"{sum(inserted.values())} records imported, {sum(skipped.values())} already there"
+          + (": " + ", ".join(f"{n} {kind}" for kind, n in inserted.items()) if inserted else ""))
+    return 0
+
+
 def _quiet() -> None:
     import warnings
 
@@ -231,27 +320,28 @@ def _quiet() -> None:
 
 
 def _bench_retrieval(args: argparse.Namespace) -> int:
+    from engram.bench.progress import ConsoleProgress
     from engram.bench.retrieval import run, table
 
     _quiet()
     held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
     outcome = run(args.dataset, args.out, cache_dir=None if args.no_cache else args.cache, held_out=held_out,
-                  progress=lambda line: print(f"engram: {line}", flush=True))
+                  progress=ConsoleProgress(prefix="engram: "))
     print(table(outcome.document))
-    print(f"(written to {args.out / 'retrieval.json'})")
+    print(f"(written to {', '.join(str(p) for p in [args.out / 'retrieval.json', *outcome.plots])})")
     return 0
 
 
 def _bench_latency(args: argparse.Namespace) -> int:
     from engram.bench.latency import run
+    from engram.bench.progress import ConsoleProgress
 
     _quiet()
-    result = run(args.memories, progress=lambda line: print(f"engram: {line}", flush=True))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "latency.json").write_text(json.dumps(result.document(), indent=2))
+    result = run(args.memories, progress=ConsoleProgress(prefix="engram: "), timed=args.queries)
+    written = result.write(args.out)
     print(f"fused search   p50 {result.fused_ms['p50']:8.2f} ms   p95 {result.fused_ms['p95']:8.2f} ms")
     print(f"bare top-k     p50 {result.bare_ms['p50']:8.2f} ms   p95 {result.bare_ms['p95']:8.2f} ms")
-    print(f"(written to {args.out / 'latency.json'})")
+    print(f"(written to {', '.join(str(p) for p in written)})")
     return 0
 
 

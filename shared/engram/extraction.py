@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -357,11 +357,9 @@ class _MentionNames:
         return found.entity_id
 
 
-def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500,
-                  embedded: Collection[str] = frozenset()) -> int:
+def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500) -> int:
     """Apply the world's pending outbox operations to the keyword index, then mark the batch enriched.
-    Safe to re-run: an upsert replaces and a delete of a missing document is a no-op. Entities in `embedded`
-    have a current vector already (an import brought it) and are not embedded again."""
+    Safe to re-run: an upsert replaces and a delete of a missing document is a no-op."""
     done = 0
     while True:
         ops = clients.store.pending_index_ops(world_id, batch)
@@ -373,7 +371,7 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
         clients.index.upsert(documents)
         clients.index.delete(world_id, deletes)
         # An entity's vector is of what its document says (name, aliases, description): kept current with it.
-        entities = [d for d in documents if d.kind == "entity" and d.doc_id not in embedded]
+        entities = [d for d in documents if d.kind == "entity"]
         if entities:
             vectors = clients.embedder.embed([d.text for d in entities])
             clients.store.set_entity_embeddings(world_id, {d.doc_id: v for d, v in zip(entities, vectors, strict=True)})

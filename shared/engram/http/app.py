@@ -3,7 +3,9 @@ shared by the `api` and `ingest` functions so both answer alike."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -12,16 +14,24 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from engram.config import get_settings
-from engram.errors import EngramError, PayloadTooLarge
+from engram.errors import EngramError, InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
 from engram.http.auth import authorize, parse_api_keys
 from engram.observability import logger
 
 MAX_BODY_BYTES = 1_000_000
+# An import document: Lambda takes at most 6 MB per invocation, and the body travels JSON-escaped inside the
+# event (every quote doubled in size); `engram import` sends larger documents in parts of this size.
+MAX_IMPORT_BYTES = 4_000_000
+_IMPORT_PATH = re.compile(r"^/v1/worlds/[^/]+/import/?$")
 TITLE = "engram"
 
 
+RETRY_AFTER_S = 1  # a 503 (the database, index or model unreachable) says when a retry may succeed
+
+
 def error_response(status: int, code: str, message: str, details: Any = None) -> Response:
-    return Response(status_code=status, content_type="application/json",
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else None
+    return Response(status_code=status, content_type="application/json", headers=headers,
                     body=json.dumps({"error": {"code": code, "message": message, "details": details}}, default=str))
 
 
@@ -30,16 +40,83 @@ def resolve(app: APIGatewayHttpResolver, event: dict[str, Any], context: Any) ->
     then the resolver."""
     try:
         body = event.get("body") or ""
-        if len(body.encode() if isinstance(body, str) else body) > MAX_BODY_BYTES:
+        path = event.get("rawPath") or (event.get("requestContext") or {}).get("http", {}).get("path", "")
+        if _IMPORT_PATH.match(path):
+            if len(body.encode() if isinstance(body, str) else body) > MAX_IMPORT_BYTES:
+                raise PayloadTooLarge(f"an import document over {MAX_IMPORT_BYTES} bytes: send it with "
+                                      "`engram import FILE --world W`, which sends it in parts")
+        elif len(body.encode() if isinstance(body, str) else body) > MAX_BODY_BYTES:
             raise PayloadTooLarge(f"the body is over {MAX_BODY_BYTES} bytes")
         claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims")
-        path = event.get("rawPath") or (event.get("requestContext") or {}).get("http", {}).get("path", "")
         headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+        if _IMPORT_PATH.match(path):  # an export document: JSON Lines
+            if body and not _is_json_lines(headers.get("content-type")):
+                raise UnsupportedMediaType(f"an import document is application/x-ndjson, not "
+                                           f"{headers['content-type']!r}")
+        elif body and not _is_json(headers.get("content-type")):
+            raise UnsupportedMediaType(f"the body must be application/json, not {headers['content-type']!r}")
         authorize(path, headers, claims, parse_api_keys(get_settings().api_keys))
+        if body and not _IMPORT_PATH.match(path):
+            _check_storable(body, bool(event.get("isBase64Encoded")))
     except EngramError as exc:
         return {"statusCode": exc.status, "headers": {"Content-Type": "application/json"}, "isBase64Encoded": False,
                 "body": json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}})}
     return app.resolve(event, context)
+
+
+def _is_json(content_type: str | None) -> bool:
+    """Every body the API takes is JSON; a request that names no content type is read as JSON."""
+    if not content_type:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def _check_storable(body: str | bytes, base64_encoded: bool) -> None:
+    """A JSON body PostgreSQL can store: UTF-8, and no string in it (key or value, at any depth) holding a NUL
+    character or half a surrogate pair, which `text` and `jsonb` refuse. Refused here with the string's location
+    instead of failing in the database; a body that is not JSON is left to the resolver's 400."""
+    raw = base64.b64decode(body) if base64_encoded else body
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        document = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise MalformedBody(f"the body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+    except RecursionError as exc:
+        raise MalformedBody("the body is nested too deeply") from exc
+    except ValueError:
+        return
+    pending: list[tuple[list[Any], Any]] = [(["body"], document)]
+    while pending:  # iterative: a deep document cannot exhaust the stack here
+        loc, value = pending.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not _storable(key):
+                    raise InvalidInput("a key holds a NUL character or an unpaired surrogate",
+                                       [{"loc": loc, "msg": "unstorable text", "type": "text_unstorable"}])
+                pending.append(([*loc, key], item))
+        elif isinstance(value, list):
+            pending.extend(([*loc, i], item) for i, item in enumerate(value))
+        elif isinstance(value, str) and not _storable(value):
+            raise InvalidInput("a string holds a NUL character or an unpaired surrogate",
+                               [{"loc": loc, "msg": "unstorable text", "type": "text_unstorable"}])
+
+
+def _storable(text: str) -> bool:
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_json_lines(content_type: str | None) -> bool:
+    """An export document: JSON Lines by any of its names (or JSON, or no content type named)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return _is_json(content_type) or media in ("application/x-ndjson", "application/jsonl", "application/json-lines",
+                                                "text/plain")
 
 
 def build_resolver(*routers: Router) -> APIGatewayHttpResolver:

@@ -9,6 +9,7 @@ from engram.adapters.postgres.graph import GraphRepo
 from engram.adapters.postgres.insights import InsightRepo
 from engram.adapters.postgres.memories import MemoryRepo
 from engram.adapters.postgres.outbox import OutboxRepo
+from engram.adapters.postgres.portability import PortabilityRepo
 from engram.adapters.postgres.queries import QueryRepo
 from engram.adapters.postgres.retrieval import RetrievalRepo
 from engram.adapters.postgres.search import SearchRepo
@@ -17,5 +18,5 @@ from engram.adapters.postgres.summaries import SummaryRepo
 
 
 class PostgresStore(EventRepo, EntityRepo, MemoryRepo, OutboxRepo, QueryRepo, SearchRepo, SignalRepo, SummaryRepo,
-                    InsightRepo, RetrievalRepo, GraphRepo, EraseRepo):
+                    InsightRepo, RetrievalRepo, GraphRepo, EraseRepo, PortabilityRepo):
     """Every method takes the world id first and filters on it."""

@@ -52,6 +52,7 @@ def test_the_browser_shows_a_users_memory_and_answers_a_question_with_its_trace(
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(90_000)  # a loaded 2-core machine: waits are for content, not for speed
             seen: list[str] = []
             page.on("pageerror", lambda exc: seen.append(f"page error: {exc}"))
             page.on("console", lambda msg: seen.append(f"console {msg.type}: {msg.text}"))

@@ -15,6 +15,9 @@ from infra.config import Deployment
 
 _STATES_EXECUTIONS = ('arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,'
                       '{"Fn::Split":[":",{"Ref":"WorkflowsQuery5854D436"}]}]}:*')
+# The consolidation's distributed Map starts, reads and stops its own child executions.
+_CONSOLIDATION_EXECUTIONS = ('arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":'
+                             '[6,{"Fn::Split":[":",{"Ref":"WorkflowsConsolidation396539FA"}]}]}')
 _TASK_FUNCTIONS = ("FunctionsConsolidateA76BEAE6", "FunctionsExtract10104BDA", "FunctionsQueryStep60207A93",
                    "FunctionsResolveD88C1513")
 _PROVIDER_TARGET = "SchemaMigrate4355B4FC"
@@ -38,6 +41,9 @@ COMMON: dict[str, str] = {
     f"AwsSolutions-IAM5[Resource::<{_PROVIDER_TARGET}.Arn>:*]": "the CDK Provider framework invokes any version "
                                                                "of the schema migrations function",
     f"AwsSolutions-IAM5[Resource::{_STATES_EXECUTIONS}]": "the api reads the executions of engram-query only",
+    **{f"AwsSolutions-IAM5[Resource::{_CONSOLIDATION_EXECUTIONS}{suffix}]":
+       "engram-consolidation's distributed Map manages the child executions of its own map runs only"
+       for suffix in (":*", "/*:*")},
     "AwsSolutions-L1": "the functions and their layer are built for Python 3.12 on purpose (wheels are pinned "
                        "to that ABI); the Provider framework's Node.js runtime is CDK's choice",
 }

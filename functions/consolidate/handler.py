@@ -30,6 +30,7 @@ class FinishStep(_Step):
     action: Literal["finish"]
     run_id: str
     results: list[consolidation.ScopeResult] = Field(default_factory=list)
+    upkeep: list[consolidation.ScopeResult] = Field(default_factory=list)
 
 
 Step = TypeAdapter(Annotated[PlanStep | ScopeStep | FinishStep, Field(discriminator="action")])
@@ -46,4 +47,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if isinstance(step, ScopeStep):
         scope = consolidation.Scope.model_validate(step.model_dump(include=set(consolidation.Scope.model_fields)))
         return consolidation.consolidate_scope(clients, scope).model_dump(mode="json")
-    return consolidation.finish_run(clients, step.run_id, step.results)
+    return consolidation.finish_run(clients, step.run_id, step.results, step.upkeep)

@@ -27,6 +27,12 @@ def reinforced(factors: ConfidenceFactors, cap: float, gain: float) -> Confidenc
     return factors.model_copy(update={"reinforcement": round(min(1.0, factors.reinforcement + step), 4)})
 
 
+def confirmed(factors: ConfidenceFactors, cap: float, boost: float) -> ConfidenceFactors:
+    """A consolidation's summary confirmed the fact: `boost` more, never above the cap."""
+    room = max(0.0, cap - stored_confidence(factors, cap))
+    return factors.model_copy(update={"reinforcement": round(min(1.0, factors.reinforcement + min(boost, room)), 4)})
+
+
 def explain(factors: ConfidenceFactors | None, stored: float, last_validated_at: datetime | None, now: datetime,
             half_life_days: float, cap: float) -> ConfidenceExplanation:
     """The factors and the effective confidence as of `now`: stored confidence times the passive decay since

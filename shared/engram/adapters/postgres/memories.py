@@ -86,8 +86,10 @@ class MemoryRepo(PostgresBase):
             # Guarded: a settlement by the user is final; one by the rules the user may overturn.
             cur.execute(
                 "UPDATE memory_conflicts SET status = %s, winner_memory_id = %s, resolved_by = %s, note = %s, "
-                "resolved_at = %s WHERE world_id = %s AND conflict_id = %s AND resolved_by IS DISTINCT FROM 'user'",
-                (c.status, c.winner_memory_id, c.resolved_by, c.note, c.resolved_at, c.world_id, c.conflict_id),
+                "resolved_at = %s, strategy = %s, reason = %s WHERE world_id = %s AND conflict_id = %s "
+                "AND resolved_by IS DISTINCT FROM 'user'",
+                (c.status, c.winner_memory_id, c.resolved_by, c.note, c.resolved_at, c.strategy, c.reason,
+                 c.world_id, c.conflict_id),
             )
             if not cur.rowcount:
                 return False

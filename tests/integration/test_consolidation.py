@@ -1,0 +1,232 @@
+"""Consolidation over the real parts (PostgreSQL, tantivy, the hash embedder, the offline model), driven in
+process step by step as the state machine drives it: plan, each summary scope, each world's upkeep, finish."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from engram.consolidation import Plan, consolidate_scope, finish_run, plan
+from engram.extraction import extract_events, index_pending
+from engram.ingest import ingest_events
+from engram.model.common import utcnow
+from engram.model.events import IngestRequest
+from engram.model.memories import ConfidenceFactors, MemoryConflict, SemanticMemory
+from engram.model.queries import QueryRequest
+from engram.query.service import submit_query
+from engram.resolution import resolve_events
+from engram.retrieval.search import search
+from engram.service import Clients
+from tests.fakes.workflows import InProcessWorkflows
+
+pytestmark = pytest.mark.integration
+NOW = utcnow()
+WORLD = "cons"
+CONVERSATIONS = {
+    "ana": {"a1": ["My name is Ana and I live in Seville.", "I work at Olivo Labs.",
+                   "The Berlin office sends the Q3 report to Olivo Labs."],
+            "a2": ["Olivo Labs asked about the Berlin office again.", "I prefer tea over coffee."],
+            "a3": ["Olivo Labs and the Berlin office met today."],
+            "a4": ["I visited Granada last spring."], "a5": ["Granada was sunny and Malaga too."]},
+    "ben": {"b1": ["My name is Ben and I live in Porto.", "I work at Olivo Labs as a designer."],
+            "b2": ["My manager is Ana."]},
+}
+
+
+def _ingest(clients: Clients, world: str, user: str, conversations: dict[str, list[str]], at: datetime) -> None:
+    events = [{"event_id": f"{c}-{i}", "user_id": user, "conversation_id": c, "role": "user", "content": text,
+               "occurred_at": (at + timedelta(minutes=10 * n + i)).isoformat()}
+              for n, (c, turns) in enumerate(conversations.items()) for i, text in enumerate(turns)]
+    ids = [e.event_id for e in ingest_events(clients, world, IngestRequest.model_validate({"events": events})).events]
+    resolve_events(clients, world, ids)
+    extract_events(clients, world, ids)
+    index_pending(clients, world, ids)
+
+
+def _run(clients: Clients, world: str, now: datetime | None = None) -> tuple[Plan, dict[str, Any]]:
+    """One run as engram-consolidation drives it: the summary scopes, then each world's upkeep, then finish."""
+    run = plan(clients, world, now=now)
+    results = [consolidate_scope(clients, s) for s in run.scopes]
+    upkeep = [consolidate_scope(clients, s) for s in run.worlds]
+    return run, finish_run(clients, run.run_id, results, upkeep)
+
+
+def _rows(clients: Clients, world: str) -> dict[str, list[dict[str, Any]]]:
+    """Everything consolidation may write, as stored (vectors as text)."""
+    tables = {"memory_summaries": "summary_id", "procedural_memories": "memory_id",
+              "semantic_memories": "memory_id", "memory_conflicts": "conflict_id", "chat_events": "event_id",
+              "index_outbox": "outbox_id"}
+    out = {}
+    with clients.store.tx(world) as cur:  # type: ignore[attr-defined]
+        for table, key in tables.items():
+            cur.execute(f"SELECT * FROM {table} WHERE world_id = %s ORDER BY {key}", (world,))
+            out[table] = [{k: str(v) for k, v in r.items()} for r in cur.fetchall()]
+    return out
+
+
+@pytest.fixture(scope="module")
+def world(clients: Clients) -> Clients:
+    workflows = InProcessWorkflows()
+    workflows.clients = clients
+    clients.workflows = workflows
+    for user, conversations in CONVERSATIONS.items():
+        _ingest(clients, WORLD, user, conversations, NOW - timedelta(days=3))
+    return clients
+
+
+@pytest.fixture(scope="module")
+def first_run(world: Clients) -> tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]:
+    before = {f.memory_id: f for f, _ in world.store.scope_facts(WORLD, "user", "ana", "ana", 50)}
+    run, output = _run(world, WORLD)
+    return run, output, before
+
+
+def test_a_run_plans_each_conversation_and_user_with_new_material_and_the_worlds_upkeep(
+        first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    run, output, _ = first_run
+    planned = sorted((s.scope_kind, s.scope_id) for s in run.scopes)
+    assert planned == [("conversation", c) for c in ("a1", "a2", "a3", "a4", "a5", "b1", "b2")] + [
+        ("user", "ana"), ("user", "ben")]
+    assert [(s.scope_kind, s.scope_id) for s in run.worlds] == [("world", WORLD)]
+    assert output["summaries"] == 9 and output["failed"] == 0 and output["model_calls"] == 9
+
+
+def test_a_summary_keeps_its_text_key_facts_sources_confidence_and_embedding(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    summary = world.store.get_summary(WORLD, "conversation", "a1")
+    assert summary is not None and summary.user_id == "ana"
+    assert "Seville" in summary.content and "ana lives in Seville" in summary.key_facts
+    assert {"a1-0", "a1-1", "a1-2"} <= set(summary.source_ids)
+    assert 0.0 < summary.confidence <= 0.95
+    with world.store.tx(WORLD) as cur:  # type: ignore[attr-defined]
+        cur.execute("SELECT count(*) AS n FROM memory_summaries WHERE world_id = %s AND embedding IS NULL", (WORLD,))
+        assert cur.fetchone()["n"] == 0
+
+
+def test_a_fact_the_summary_confirms_gains_a_tenth_under_the_cap_once_and_is_validated_now(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    run, _, before = first_run
+    after = {f.memory_id: f for f, _ in world.store.scope_facts(WORLD, "user", "ana", "ana", 50)}
+    lives = next(i for i, f in before.items() if f.predicate == "lives_in")
+    assert before[lives].confidence == pytest.approx(0.9)
+    # +0.1 would be 1.0: capped at 0.95, and only once although three scopes of the run restate it
+    assert after[lives].confidence == pytest.approx(0.95)
+    assert after[lives].last_validated_at == run.as_of
+    assert after[lives].reinforcement_count == before[lives].reinforcement_count  # not a restatement
+
+
+def test_entities_named_together_in_three_of_five_conversations_become_a_procedure_with_support_and_episodes(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    [procedure] = world.store.user_memories(WORLD, "ana", "procedural", 10)
+    assert "Olivo Labs" in procedure.pattern and "Berlin" in procedure.pattern
+    assert procedure.support_count == 3
+    assert {"a1-2", "a2-0", "a3-0"} <= set(procedure.source_ids)
+    assert world.store.user_memories(WORLD, "ben", "procedural", 10) == []  # one conversation is no pattern
+
+
+def test_summaries_and_procedures_are_found_by_search_and_only_by_their_user(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    hits = search(world, WORLD, "Olivo Labs Berlin office", user_id="ana", limit=30).hits
+    kinds = {h.kind for h in hits}
+    assert {"summary", "procedural"} <= kinds
+    procedure = next(h for h in hits if h.kind == "procedural")
+    assert "a2-0" in procedure.event_ids  # a pattern leads back to the events it was read from
+    ben = search(world, WORLD, "Olivo Labs Berlin office", user_id="ben", limit=30).hits
+    assert not [h for h in ben if h.kind in ("summary", "procedural") and h.user_id == "ana"]
+
+
+def test_a_second_run_changes_nothing(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    run, _, _ = first_run
+    before = _rows(world, WORLD)
+    second, output = _run(world, WORLD)
+    assert second.scopes == [] and output["summaries"] == 0 and output["model_calls"] == 0
+    # and a scope run again as of its own run (a retried Map item) changes nothing either
+    for scope in run.scopes:
+        consolidate_scope(world, scope)
+    assert _rows(world, WORLD) == before
+
+
+def test_new_material_plans_only_its_scopes_again(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    _ingest(world, WORLD, "ben", {"b3": ["I moved my desk to the Porto studio."]}, NOW - timedelta(days=1))
+    run = plan(world, WORLD)
+    assert sorted((s.scope_kind, s.scope_id) for s in run.scopes) == [("conversation", "b3"), ("user", "ben")]
+
+
+# ---------------------------------------------------------------- forgetting
+def test_a_fact_that_decayed_away_is_archived_out_of_search_but_its_event_stays(clients: Clients) -> None:
+    world = "cons-decay"
+    workflows = InProcessWorkflows()
+    workflows.clients = clients
+    clients.workflows = workflows
+    _ingest(clients, world, "cleo", {"old": ["I live in Valladolid."]}, NOW - timedelta(days=3 * 365))
+    _ingest(clients, world, "cleo", {"new": ["I work at Prado Mills."]}, NOW - timedelta(days=2))
+    event_before = clients.store.get_event(world, "old-0")
+    found = search(clients, world, "Valladolid", user_id="cleo", limit=10).hits
+    assert {"event", "semantic"} <= {h.kind for h in found}
+
+    _, output = _run(clients, world)
+
+    assert output["archived"] == 1
+    [old] = [f for f in clients.store.user_memories(world, "cleo", "semantic", 10) if f.object_value == "Valladolid"]
+    assert old.status == "archived"  # kept, never deleted
+    [work] = [f for f in clients.store.user_memories(world, "cleo", "semantic", 10) if f.object_value == "Prado Mills"]
+    assert work.status == "active"
+    found = search(clients, world, "Valladolid", user_id="cleo", limit=10).hits
+    assert "semantic" not in {h.kind for h in found}
+    assert "old-0" in {h.doc_id for h in found if h.kind == "event"}
+    assert clients.store.get_event(world, "old-0") == event_before  # the raw event is never changed
+    summary = clients.store.get_summary(world, "conversation", "old")
+    assert summary is not None and summary.key_facts == []  # a faded fact is not revived by re-reading it
+
+
+# ---------------------------------------------------------------- conflicts
+def _fact(world: str, memory_id: str, value: str, confidence: float, valid_from: datetime,
+          validated: datetime) -> SemanticMemory:
+    return SemanticMemory(world_id=world, memory_id=memory_id, user_id="dan", subject_entity_id="ent_dan",
+                          predicate="lives_in" if memory_id[-1] in "ab" else "works_at", object_value=value,
+                          confidence=confidence, source_event_ids=[], valid_from=valid_from, created_at=valid_from,
+                          last_validated_at=validated, factors=ConfidenceFactors(base=confidence))
+
+
+def test_open_conflicts_the_rules_can_now_settle_are_resolved_with_the_reason_and_ambiguous_ones_stay_open(
+        clients: Clients) -> None:
+    world, t = "cons-conflicts", NOW - timedelta(days=300)
+    # Two homes stated a month apart, equally sure: the user was asked. Since then the second was restated
+    # (validated yesterday) and the first never again: its effective confidence decayed.
+    a = _fact(world, "m_a", "Lyon", 0.9, t, t)
+    b = _fact(world, "m_b", "Nantes", 0.9, t + timedelta(days=30), NOW - timedelta(days=1))
+    # Two employers, both fresh and as sure: still nothing decides.
+    c = _fact(world, "m_c", "Acme", 0.8, NOW - timedelta(days=5), NOW - timedelta(days=5))
+    d = _fact(world, "m_d", "Zeta", 0.85, NOW - timedelta(days=3), NOW - timedelta(days=3))
+    conflicts = [MemoryConflict(world_id=world, conflict_id=f"cfl_{x.memory_id}", memory_id=x.memory_id,
+                                conflicting_memory_id=y.memory_id, strategy="ask_user", reason="asked",
+                                created_at=y.created_at) for x, y in ((a, b), (c, d))]
+    clients.store.record_facts(world, [(f, None) for f in (a, b, c, d)], [], conflicts)
+
+    _, output = _run(clients, world)
+
+    assert output["conflicts_settled"] == 1
+    settled = clients.store.get_conflict(world, "cfl_m_a")
+    assert settled is not None and (settled.status, settled.strategy, settled.resolved_by, settled.winner_memory_id) \
+        == ("resolved", "confidence_gap", "rules", "m_b")
+    assert settled.reason is not None and "gap" in settled.reason
+    sides = {f.memory_id: f for f in clients.store.get_semantic(world, ["m_a", "m_b"])}
+    assert (sides["m_a"].status, sides["m_b"].status) == ("superseded", "active")  # superseded, never deleted
+    still = clients.store.get_conflict(world, "cfl_m_c")
+    assert still is not None and (still.status, still.resolved_by) == ("open", None)
+    _, again = _run(clients, world)
+    assert again["conflicts_settled"] == 0
+
+
+def test_summaries_and_procedures_enter_a_querys_context(
+        world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
+    for question, kind in (("When ana talks about Olivo Labs, what comes up?", "procedural"),
+                           ("Seville, tea over coffee and Olivo Labs: what do I know about ana?", "summary")):
+        query = submit_query(world, WORLD, QueryRequest(user_id="ana", question=question))
+        context = world.store.load_context(WORLD, query.query_id)
+        assert context is not None
+        assert kind in {item.kind for item in context.items}, question

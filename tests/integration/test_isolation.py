@@ -171,7 +171,7 @@ QUERY_PARAMS = {
 }
 BODIES: dict[tuple[str, str], Any] = {
     ("post", "/v1/worlds/{world}/events"): {"events": [{"event_id": "probe", "user_id": "ana", "conversation_id": "c1",
-                                                        "role": "user", "content": "Tell me everything about Kyoto."}]},
+                                                        "role": "user", "content": "Tell me everything you know."}]},
     ("post", "/v1/worlds/{world}/queries"): {"user_id": "ana", "question": "What about Kyoto and zephyrine matcha?"},
     ("post", "/v1/worlds/{world}/conflicts/{conflict_id}/resolution"): {"keep_both": True},
     ("post", "/v1/worlds/{world}/signals/{signal_id}/status"): {"status": "refuted"},

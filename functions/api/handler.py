@@ -8,10 +8,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram.http.app import build_resolver, resolve
-from engram.http.routes import api_router
+from engram.http.routes import api_router, ingest_router
 from engram.observability import logger, metrics, tracer
 
-app = build_resolver(api_router)
+# The ingest route too: API Gateway sends it to the ingest function, but this function serves the OpenAPI
+# document and Swagger UI, which describe the whole API.
+app = build_resolver(api_router, ingest_router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

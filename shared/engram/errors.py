@@ -52,6 +52,18 @@ class PayloadTooLarge(EngramError):
     status = 413
 
 
+class MalformedBody(EngramError):
+    """The body cannot be read at all (not UTF-8, nested beyond any use)."""
+
+    code = "malformed_json"
+    status = 400
+
+
+class UnsupportedMediaType(EngramError):
+    code = "unsupported_media_type"
+    status = 415
+
+
 class ConfigurationError(EngramError):
     """A setting is missing or contradicts another; raised at cold start."""
 

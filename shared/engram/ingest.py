@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from itertools import groupby
 
+from engram.config import Heuristics
 from engram.model.common import new_id, utcnow
 from engram.model.events import (
     CONTENT_TYPE_BY_ROLE,
@@ -64,8 +65,20 @@ def sweep_stalled(clients: Clients, world_id: str | None, *, include_failed: boo
     now = now or utcnow()
     h = clients.heuristics_for(world_id) if world_id else clients.heuristics
     statuses: list[EnrichmentStatus] = ["pending", "failed"] if include_failed else ["pending"]
-    stalled = clients.store.stalled_events(world_id, statuses, now - timedelta(seconds=h.enrichment_sweep_grace_s),
-                                           h.enrichment_sweep_limit)
+    return _restart(clients, world_id, statuses, now - timedelta(seconds=h.enrichment_sweep_grace_s),
+                    h.enrichment_sweep_limit, h)
+
+
+def resume_interrupted(clients: Clients, *, now: datetime | None = None) -> SweepResult:
+    """Start enrichment again, in every world, for each event still `pending` or `enriching`: for a process
+    whose workflow runtime lives in memory (the local stack), whose executions died with the process before
+    it (a crash, SIGKILL). Run at its start, before it serves, when no execution of its own can be running."""
+    return _restart(clients, None, ["pending", "enriching"], now or utcnow(), None, clients.heuristics)
+
+
+def _restart(clients: Clients, world_id: str | None, statuses: list[EnrichmentStatus], received_before: datetime,
+             limit: int | None, h: Heuristics) -> SweepResult:
+    stalled = clients.store.stalled_events(world_id, statuses, received_before, limit)
     started: list[str] = []
     not_started = 0
     for world, rows in groupby(sorted(stalled, key=lambda r: r[0]), key=lambda r: r[0]):

@@ -10,7 +10,8 @@ from types import TracebackType
 from typing import Any
 
 from engram.config import Settings
-from engram.model.events import IngestRequest, IngestResponse
+from engram.ingest import resume_interrupted
+from engram.model.events import IngestRequest, IngestResponse, SweepResult
 from engram.service import Clients, build_clients, set_clients
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -25,6 +26,7 @@ class LocalStack:
         self.runtime: Any = None
         self.clients: Clients | None = None
         self.timings: dict[str, float] = {}
+        self.resumed: SweepResult | None = None  # the enrichments restarted at start
 
     def __enter__(self) -> LocalStack:
         from engram.local.cdk_template import profile_imitated
@@ -38,6 +40,9 @@ class LocalStack:
         t1 = time.perf_counter()
         self.clients = build_clients(self.settings, workflows=self.runtime.workflows())
         set_clients(self.clients)
+        # The executions of a process before this one lived in its memory and died with it (Ctrl-C during a
+        # burst, a crash, SIGKILL): their events are still pending or enriching, and start again here.
+        self.resumed = resume_interrupted(self.clients)
         t2 = time.perf_counter()
         self.timings = {"workflows_s": round(t1 - t0, 2), "clients_s": round(t2 - t1, 2)}
         return self

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from engram.model.common import Frozen, Identifier, Record
 
@@ -34,6 +34,17 @@ class EventIn(Frozen):
     content_type: ContentType | None = Field(default=None, description="Inferred from the role when absent")
     occurred_at: datetime | None = Field(default=None, description="Defaults to the time of receipt")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        """Stored in UTC: any offset a client sends (PostgreSQL takes none beyond 15:59), none read as UTC."""
+        if value is None:
+            return None
+        try:
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        except OverflowError as exc:
+            raise ValueError("the time is out of range once in UTC") from exc
 
 
 class IngestRequest(Frozen):

@@ -98,3 +98,5 @@ class SearchResponse(Frozen):
     total_matches: int = 0  # distinct documents the brains found
     brains: dict[str, BrainReport] = Field(default_factory=dict)
     serendipity: list[Suggestion] = Field(default_factory=list)
+    # Brains that could not be reached (the keyword index down): the ranking is the other brains' alone.
+    unavailable: list[Brain] = Field(default_factory=list)

@@ -12,8 +12,10 @@ from datetime import datetime
 from typing import TypeVar
 
 from engram.config import Heuristics
+from engram.errors import TransientStoreError
 from engram.model.common import utcnow
 from engram.model.search import (
+    Brain,
     BrainReport,
     DocKind,
     IndexDocument,
@@ -24,6 +26,7 @@ from engram.model.search import (
     SemanticHit,
     Suggestion,
 )
+from engram.observability import logger
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
@@ -77,7 +80,12 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
         return reached, graph_brain(clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h)
 
     graph_f = _timed(timings, "graph", walk)
-    keyword: list[KeywordHit] = keyword_f.result()
+    unavailable: list[Brain] = []
+    try:
+        keyword: list[KeywordHit] = keyword_f.result()
+    except TransientStoreError as exc:  # the index is derived data: search on with the database's brains
+        logger.warning("keyword brain unavailable; searching without it", extra={"error": exc.message})
+        keyword, unavailable = [], ["keyword"]
     semantic: list[SemanticHit] = semantic_f.result()
     reached, graph = graph_f.result()
 
@@ -87,12 +95,18 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     # The brains' candidates in weighted-RRF order, as many as fusion scores; then the turns around the best.
     fused = rrf(rankings, weights, h.rrf_k)
     candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.search_pool, limit)]
-    neighbours = _neighbours(clients, world_id, candidates, h)
-    pool = list(dict.fromkeys([*candidates, *(n for near in neighbours.values() for n in near)]))
+    # The candidates' documents are read while the turns around them are looked up; then those turns' own.
+    neighbours_f = _BRAINS.submit(_neighbours, clients, world_id, candidates, h)
+    found = clients.store.candidate_documents(world_id, [_ref(k) for k in candidates], vector,
+                                              context_weight=h.search_context_weight)
+    neighbours = neighbours_f.result()
+    chosen = set(candidates)
+    around = list(dict.fromkeys(n for near in neighbours.values() for n in near if n not in chosen))
+    found += clients.store.candidate_documents(world_id, [_ref(k) for k in around], vector,
+                                               context_weight=h.search_context_weight)
     similarity: dict[Key, float] = {}
     docs: dict[Key, IndexDocument] = {}
-    for d, sim in clients.store.candidate_documents(world_id, [_ref(k) for k in pool], vector,
-                                                    context_weight=h.search_context_weight):
+    for d, sim in found:
         if user_id is None or d.user_id in (None, user_id):
             docs[key(d.kind, d.doc_id)] = d
             if sim is not None:
@@ -108,13 +122,13 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     hits = [_hit(docs[k], scored[k], rankings, highlights.get(k, []), similarity.get(k), names, neighbours, scored)
             for k in order]
     return SearchResponse(
-        query=query, interpretation=_interpretation(intent, weights, entities, lexical_query), hits=hits,
+        query=query, interpretation=_interpretation(intent, weights, entities, lexical_query, unavailable), hits=hits,
         search_time_ms=round((time.perf_counter() - started) * 1000, 2), query_class=intent, weights=weights,
         keyword_query=lexical_query, entities=entities, total_matches=len(fused),
         brains={"keyword": BrainReport(candidates=len(keyword), elapsed_ms=timings.get("keyword", 0.0)),
                 "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
-        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h),
+        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h), unavailable=unavailable,
     )
 
 
@@ -192,11 +206,16 @@ def _explain(ranks: dict[str, int], similarity: float | None, about: list[str], 
 
 
 def _interpretation(intent: QueryClass, weights: dict[str, float], entities: list[QueryEntity],
-                    lexical_query: str) -> str:
+                    lexical_query: str, unavailable: list[Brain]) -> str:
     line = f"{intent.replace('_', ' ')} query; brains weighted " + ", ".join(f"{b} {w}" for b, w in weights.items())
     if entities:
         line += "; entities: " + ", ".join(f"{e.name} ({e.method})" for e in entities)
-    return line + f"; keywords: {lexical_query}" if lexical_query else line
+    if lexical_query:
+        line += f"; keywords: {lexical_query}"
+    if unavailable:
+        used = [b for b in weights if b not in unavailable]
+        line += f"; {' and '.join(unavailable)} brain unavailable: ranked by {' and '.join(used)} only"
+    return line
 
 
 def _serendipity(clients: Clients, world_id: str, reached: dict[str, float], query_entities: list[str],

@@ -82,8 +82,8 @@ class EventRepo(PostgresBase):
             )
 
     def stalled_events(self, world_id: str | None, statuses: Sequence[EnrichmentStatus], received_before: datetime,
-                       limit: int) -> list[tuple[str, str]]:
-        with self.world_or_all_tx(world_id) as cur:  # None: the scheduled sweep over every world
+                       limit: int | None) -> list[tuple[str, str]]:
+        with self.world_or_all_tx(world_id) as cur:  # None: the scheduled sweep over every world (LIMIT NULL: all)
             cur.execute(
                 "SELECT world_id, event_id FROM chat_events WHERE (%s::text IS NULL OR world_id = %s) "
                 "AND enrichment_status = ANY(%s) AND received_at < %s ORDER BY received_at, event_id LIMIT %s",

@@ -117,6 +117,18 @@ def test_the_entities_a_question_names_seed_the_graph_brain(clients: Clients, wo
     assert "r4" in graph_found  # the turn naming both
 
 
+def test_the_graph_brain_reaches_what_a_users_entity_said_nearest_first(clients: Clients, world: str) -> None:
+    dana = clients.store.create_entity_with_ref(world, "Dana", "person", "user:dana")
+    [vector] = clients.embedder.embed(["Dana: We shared our stories about adoption agencies and counseling."])
+    said = clients.store.entity_documents(world, {dana.entity_id: 1.0}, vector, user_id=None, kinds=["event"],
+                                          limit=10)
+    assert {h.doc_id for h in said} == {"r1", "r3", "r5", "r7"}  # Dana's turns, none of the other world's
+    assert said[0].doc_id == "r3" and said == sorted(said, key=lambda h: h.score, reverse=True)
+    nearest = clients.store.entity_documents(world, {dana.entity_id: 0.5}, vector, user_id=None, kinds=["event"],
+                                             limit=1)
+    assert [(h.doc_id, round(h.score, 6)) for h in nearest] == [("r3", round(said[0].score / 2, 6))]
+
+
 # ---------------------------------------------------------------- semantic brain
 def test_semantic_hits_are_at_least_as_similar_as_the_threshold(clients: Clients, world: str) -> None:
     [vector] = clients.embedder.embed(["adoption agencies and counseling"])

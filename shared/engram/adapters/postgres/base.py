@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -16,6 +18,7 @@ from engram.errors import TransientStoreError
 
 APP_ROLE = "engram_app"  # the roles of migration 0008
 MAINTENANCE_ROLE = "engram_maintenance"
+RECHECK_IDLE_S = 10.0  # a pooled connection idle longer than this is checked before it is lent out
 
 Row = dict[str, Any]
 
@@ -32,9 +35,10 @@ class PostgresBase:
         self.url = url
         # `check` replaces a connection the server closed while the process slept (Aurora closes idle
         # sessions so that an idle cluster can pause) instead of lending it out broken.
+        self._returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False, configure=self._configure,
-            kwargs={"autocommit": False, "prepare_threshold": None}, check=ConnectionPool.check_connection,
+            kwargs={"autocommit": False, "prepare_threshold": None}, check=self._check, reset=self._returned_now,
         )
         try:
             self.pool.open(wait=True, timeout=30)
@@ -51,6 +55,15 @@ class PostgresBase:
         # login (the embedded server's superuser, Aurora's schema owner) is only the way in.
         conn.execute("SELECT set_config('role', %s, false)", (APP_ROLE,))
         conn.commit()
+
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        # Only a connection that sat idle: checking every one costs a round trip per transaction, a search's
+        # dozen of them included, while one returned moments ago is as alive as it was then.
+        if time.monotonic() - self._returned.get(conn, float("-inf")) > RECHECK_IDLE_S:
+            ConnectionPool.check_connection(conn)
+
+    def _returned_now(self, conn: psycopg.Connection[Any]) -> None:
+        self._returned[conn] = time.monotonic()
 
     @contextmanager
     def tx(self, world_id: str | None) -> Iterator[psycopg.Cursor[Row]]:

@@ -46,21 +46,24 @@ class RetrievalRepo(PostgresBase):
         """The nearest rows of each kind by cosine similarity, best first, within the world (and the user's
         own and shared rows). Events are found by their own vector and scored by the blend with their
         in-context one (searching the in-context vectors as well found nothing more on LoCoMo)."""
+        if not kinds:
+            return []
         params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "cw": context_weight}
         hits: dict[tuple[str, str], float] = {}
         with self.tx(world_id) as cur:
             # The graph search keeps `ef_search` candidates: as many as asked for finds them in one pass
             # (iterative scan still continues past rows a filter drops).
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
-            for kind in kinds:
-                table, id_col, extra = _VECTOR_TABLES[kind]
-                cur.execute(
-                    f"SELECT {id_col} AS id, {_similarity(kind, context_weight)} AS sim FROM {table} "
-                    f"WHERE world_id = %(w)s AND embedding IS NOT NULL AND {extra} AND {_user_filter(kind, user_id)} "
-                    "ORDER BY embedding <=> %(q)s LIMIT %(k)s", params)
-                for r in cur.fetchall():
-                    if float(r["sim"]) >= min_similarity:
-                        hits[(kind, r["id"])] = float(r["sim"])
+            # One statement, one round trip: a branch per kind, each served by its own table's index.
+            cur.execute(" UNION ALL ".join(
+                f"(SELECT %(kind_{kind})s AS kind, {id_col} AS id, {_similarity(kind, context_weight)} AS sim "
+                f"FROM {table} WHERE world_id = %(w)s AND embedding IS NOT NULL AND {extra} "
+                f"AND {_user_filter(kind, user_id)} ORDER BY embedding <=> %(q)s LIMIT %(k)s)"
+                for kind in kinds for table, id_col, extra in [_VECTOR_TABLES[kind]]),
+                {**params, **{f"kind_{kind}": kind for kind in kinds}})
+            for r in cur.fetchall():
+                if float(r["sim"]) >= min_similarity:
+                    hits[(r["kind"], r["id"])] = float(r["sim"])
         ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
         return [SemanticHit(doc_id=doc_id, kind=kind, score=sim) for (kind, doc_id), sim in ranked]  # type: ignore[arg-type]
 
@@ -68,6 +71,8 @@ class RetrievalRepo(PostgresBase):
                             context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]:
         """The documents of the rows (as `documents`) with their similarity to the vector (None without a
         vector), in the order asked, missing rows skipped: one statement per kind for the search's candidates."""
+        if not refs:
+            return []
         wanted: dict[str, list[str]] = defaultdict(list)
         for kind, doc_id in refs:
             wanted[kind].append(doc_id)
@@ -137,15 +142,28 @@ class RetrievalRepo(PostgresBase):
                          "AND (m.subject_entity_id = s.entity_id OR m.object_entity_id = s.entity_id) "
                          f"WHERE m.embedding IS NOT NULL AND {_user_filter('semantic', user_id, 'm.')} "
                          "GROUP BY m.memory_id, m.embedding"),
-            "event": (f"SELECT ev.event_id AS id, max(t.weight) * {_similarity('event', context_weight)} AS score "
-                      f"FROM (SELECT m.event_id, s.weight FROM ({seeds}) s JOIN entity_mentions m "
-                      "ON m.world_id = %(w)s AND m.entity_id = s.entity_id "
-                      f" UNION ALL SELECT e.event_id, s.weight FROM ({seeds}) s JOIN canonical_entities c "
-                      "ON c.world_id = %(w)s AND c.entity_id = s.entity_id AND c.external_ref LIKE 'user:%%' "
-                      "JOIN chat_events e ON e.world_id = %(w)s AND e.user_id = substr(c.external_ref, 6)) t "
-                      "JOIN chat_events ev ON ev.world_id = %(w)s AND ev.event_id = t.event_id "
-                      f"WHERE ev.embedding IS NOT NULL AND {_user_filter('event', user_id, 'ev.')} "
-                      "GROUP BY ev.event_id, ev.embedding, ev.context_embedding"),
+            # Each step is materialized and every join is a plain column equality, so that the plan stays an index
+            # lookup per row whatever the statistics say (a world just filled has none) and under row-level
+            # security (a join on substr(external_ref, 6), not LEAKPROOF, could not use an index: every event of
+            # the world was read). A user's own events are many: the nearest `k` of each (by HNSW or by the
+            # user's index, the planner's choice), then scored like the rest.
+            "event": (f"WITH s AS MATERIALIZED ({seeds}), "
+                      "speakers AS MATERIALIZED (SELECT substr(c.external_ref, 6) AS user_id, s.weight FROM s "
+                      "JOIN canonical_entities c ON c.world_id = %(w)s AND c.entity_id = s.entity_id "
+                      "WHERE c.external_ref LIKE 'user:%%'), "
+                      "t AS MATERIALIZED (SELECT event_id, max(weight) AS weight FROM ("
+                      " SELECT m.event_id, s.weight FROM s JOIN entity_mentions m ON m.world_id = %(w)s "
+                      " AND m.entity_id = s.entity_id "
+                      " UNION ALL SELECT e.event_id, p.weight FROM speakers p CROSS JOIN LATERAL (SELECT event_id "
+                      "  FROM chat_events e WHERE e.world_id = %(w)s AND e.user_id = p.user_id "
+                      "  AND e.embedding IS NOT NULL ORDER BY e.embedding <=> %(q)s LIMIT %(k)s) e) x "
+                      " GROUP BY event_id) "
+                      # One primary-key lookup per reached event (LIMIT 1 keeps the planner from turning it
+                      # around into a scan of the user's events, one per reached event, when it has no statistics).
+                      f"SELECT ev.id, t.weight * ev.sim AS score FROM t CROSS JOIN LATERAL (SELECT ev.event_id AS id, "
+                      f"{_similarity('event', context_weight)} AS sim FROM chat_events ev WHERE ev.world_id = %(w)s "
+                      "AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "
+                      f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev"),
             "episodic": (f"SELECT p.memory_id AS id, max(s.weight) * {_similarity('episodic', 0)} AS score "
                          f"FROM ({seeds}) s JOIN episodic_memories p ON p.world_id = %(w)s AND p.status = 'active' "
                          "AND p.entity_ids @> ARRAY[s.entity_id] "

@@ -24,9 +24,10 @@ from engram.ingest import sweep_stalled
 from engram.lifecycle import explained
 from engram.model.common import new_id, utcnow
 from engram.model.memories import ConfidenceFactors, MemorySummary, ProceduralMemory, SemanticMemory
+from engram.ports import KnownFact
 from engram.rules.confidence import confirmed, stored_confidence
 from engram.rules.conflicts import Side, decide
-from engram.rules.patterns import co_occurrences, pattern_confidence, restates
+from engram.rules.patterns import co_occurrences, pattern_confidence, recurring_facts
 from engram.service import Clients
 
 ScopeKind = Literal["conversation", "entity", "user", "world"]
@@ -123,7 +124,7 @@ def finish_run(clients: Clients, run_id: str, results: Sequence[ScopeResult], up
 # ---------------------------------------------------------------- summaries
 def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -> ScopeResult:
     """Synthesize a scope from its highest-scoring memories: its facts by effective confidence, its events by
-    importance. The facts the summary restates are confirmed: +boost (under the cap) and validated now, once
+    importance. The facts the summary confirms (the model says which) are confirmed: +boost (under the cap) and validated now, once
     per run; the summary and those facts are written in one transaction."""
     store = clients.store
     result = ScopeResult(world_id=scope.world_id, scope_kind=scope.scope_kind, scope_id=scope.scope_id)
@@ -139,18 +140,20 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     # write the same summary.
     ranked.sort(key=lambda x: x[0].memory_id)
     events = sorted(events, key=lambda e: (e.occurred_at, e.event_id))
-    items = [f.statement(name) for f, name, _ in ranked] + [e.content for e in events]
-    reply = clients.llm.summarize(_label(scope, facts), items)
+    offered = [KnownFact(memory_id=f.memory_id, subject=name, predicate=f.predicate, object=f.object_value)
+               for f, name, _ in ranked]
+    reply = clients.llm.summarize(_label(scope, facts), [e.content for e in events], offered)
     result.model_calls, result.input_tokens, result.output_tokens = (
         1, reply.usage.sent_tokens, reply.usage.output_tokens)
-    kept = [(f, name) for f, name, _ in ranked if restates(reply.value, f.object_value)]
+    confirmed_ids = set(reply.value.confirmed_fact_ids)  # the model's word on which facts its summary states
+    kept = [(f, name) for f, name, _ in ranked if f.memory_id in confirmed_ids]
     boosted = [_confirm(f, h, as_of) for f, _ in kept if f.last_validated_at < as_of]
     effective = [explained(f, h, as_of).effective_confidence for f, _ in kept]
     user_id = scope.user_id or (events[-1].user_id if events else None)
     summary = MemorySummary(
         world_id=scope.world_id, user_id=user_id, scope_kind=scope.scope_kind,  # type: ignore[arg-type]
         summary_id=_stable_id("sum", scope.world_id, scope.scope_kind, scope.scope_id, user_id or ""),
-        scope_id=scope.scope_id, content=reply.value, key_facts=[f.statement(name) for f, name in kept],
+        scope_id=scope.scope_id, content=reply.value.summary, key_facts=[f.statement(name) for f, name in kept],
         source_ids=[e.event_id for e in events] + [f.memory_id for f, _, _ in ranked],
         confidence=round(sum(effective) / len(effective), 4) if effective else h.summary_default_confidence,
         created_at=as_of)
@@ -177,25 +180,15 @@ def _label(scope: Scope, facts: list[tuple[SemanticMemory, str]]) -> str:
 
 # ---------------------------------------------------------------- procedural memory
 def _procedures(clients: Clients, world_id: str, user_id: str, h: Heuristics, as_of: datetime) -> int:
-    """The user's patterns (entities brought up together in separate conversations), written when new or when
-    their support changed. Returns how many were written."""
+    """The user's patterns, written when new or when their support changed: entities brought up together in
+    separate conversations, and facts stated again in separate conversations. Returns how many were written."""
     store = clients.store
-    found = co_occurrences(store.user_entity_sightings(world_id, user_id, h.procedure_conversations),
-                           h.procedure_min_support, h.procedure_min_lift)[: h.procedure_max_per_user]
+    found = [*_co_occurring(clients, world_id, user_id, h, as_of), *_recurring(clients, world_id, user_id, h, as_of)]
     if not found:
         return 0
-    names = {e.entity_id: e.name for e in store.get_entities(world_id, sorted({i for p in found
-                                                                                for i in (p.first, p.second)}))}
-    known = {m.memory_id: m for m in store.user_memories(world_id, user_id, "procedural", 10 * h.procedure_max_per_user)}
+    known = {m.memory_id: m for m in store.user_memories(world_id, user_id, "procedural", 20 * h.procedure_max_per_user)}
     written = 0
-    for p in found:
-        if p.first not in names or p.second not in names:
-            continue
-        memory = ProceduralMemory(
-            world_id=world_id, memory_id=_stable_id("proc", world_id, user_id, p.first, p.second), user_id=user_id,
-            pattern=f"When {user_id} talks about {names[p.first]}, {names[p.second]} comes up too",
-            support_count=p.support, source_ids=list(p.event_ids),
-            confidence=pattern_confidence(p.support, h.max_confidence), created_at=as_of)
+    for memory in found:
         old = known.get(memory.memory_id)
         if old is not None and (old.pattern, old.support_count, old.source_ids, round(old.confidence, 4)) == (
                 memory.pattern, memory.support_count, memory.source_ids, memory.confidence):
@@ -203,6 +196,44 @@ def _procedures(clients: Clients, world_id: str, user_id: str, h: Heuristics, as
         [vector] = clients.embedder.embed([memory.pattern])
         written += store.save_procedure(memory, vector)
     return written
+
+
+def _co_occurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
+                  as_of: datetime) -> list[ProceduralMemory]:
+    """"When the user talks about X, Y comes up too": entities named together in separate conversations."""
+    store = clients.store
+    found = co_occurrences(store.user_entity_sightings(world_id, user_id, h.procedure_conversations),
+                           h.procedure_min_support, h.procedure_min_lift)[: h.procedure_max_per_user]
+    if not found:
+        return []
+    names = {e.entity_id: e.name for e in store.get_entities(world_id, sorted({i for p in found
+                                                                                for i in (p.first, p.second)}))}
+    return [ProceduralMemory(
+        world_id=world_id, memory_id=_stable_id("proc", world_id, user_id, p.first, p.second), user_id=user_id,
+        pattern=f"When {user_id} talks about {names[p.first]}, {names[p.second]} comes up too",
+        support_count=p.support, source_ids=list(p.event_ids),
+        confidence=pattern_confidence(p.support, h.max_confidence), created_at=as_of)
+        for p in found if p.first in names and p.second in names]
+
+
+def _recurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
+               as_of: datetime) -> list[ProceduralMemory]:
+    """"Acme's invoices are always paid late": a fact stated again in separate conversations, with the episodes
+    (and events) it was stated in."""
+    store = clients.store
+    found = recurring_facts(store.user_fact_sightings(world_id, user_id, h.procedure_conversations),
+                            h.procedure_min_support)[: h.procedure_max_per_user]
+    if not found:
+        return []
+    facts = {f.memory_id: f for f in store.get_semantic(world_id, [r.memory_id for r in found])}
+    names = {e.entity_id: e.name for e in store.get_entities(world_id, sorted({
+        f.subject_entity_id for f in facts.values()}))}
+    return [ProceduralMemory(
+        world_id=world_id, memory_id=_stable_id("proc", world_id, user_id, "recurring", r.memory_id),
+        user_id=user_id, pattern=f"Again and again: {fact.statement(names.get(fact.subject_entity_id, fact.subject_entity_id))}",
+        support_count=r.support, source_ids=list(r.sources),
+        confidence=pattern_confidence(r.support, h.max_confidence), created_at=as_of)
+        for r in found if (fact := facts.get(r.memory_id)) is not None]
 
 
 # ---------------------------------------------------------------- a world's upkeep

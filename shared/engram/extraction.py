@@ -21,6 +21,7 @@ from engram.model.memories import (
     EpisodeEntity,
     EpisodicMemory,
     MemoryConflict,
+    OntologyPredicate,
     SemanticMemory,
 )
 from engram.observability import logger
@@ -58,6 +59,7 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
               "episodes": 0, "failed_events": 0, "model_calls": 0, "model_requests": 0, "input_tokens": 0,
               "output_tokens": 0}
     by_conversation: dict[str, list[StoredEvent]] = defaultdict(list)
+    ontology = clients.store.ontology_predicates(world_id)
     for e in events:
         if e.role == "user" and classify(e.content) in EXTRACTABLE:
             by_conversation[e.conversation_id].append(e)
@@ -65,7 +67,7 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
         for start in range(0, len(conversation_events), h.extraction_window):
             window = conversation_events[start:start + h.extraction_window]
             try:
-                _extract_window(clients, world_id, window, h, now, counts)
+                _extract_window(clients, world_id, window, h, now, counts, ontology)
             except ExtractionRejected as exc:
                 # The window's events stay stored and are marked failed for a later retry; the rest go on.
                 clients.store.set_enrichment(world_id, [e.event_id for e in window], "failed", error=str(exc))
@@ -101,7 +103,7 @@ def _embed_events(clients: Clients, world_id: str, events: list[StoredEvent], h:
 
 
 def _extract_window(clients: Clients, world_id: str, window: list[StoredEvent], h: Heuristics, now: datetime,
-                    counts: dict[str, int]) -> None:
+                    counts: dict[str, int], ontology: Sequence[OntologyPredicate] = ()) -> None:
     store = clients.store
     speakers = {e.user_id: user_entity(clients, world_id, e.user_id) for e in window}
     known = sorted({ent.name for ent in speakers.values()})
@@ -109,7 +111,8 @@ def _extract_window(clients: Clients, world_id: str, window: list[StoredEvent], 
     # they may point at. Linked before the triples, so "She" as a triple's subject finds who she is.
     scope = ResolutionScope.read(clients, world_id, h)
     task = coreference_task(clients, scope, window)
-    reply = clients.llm.extract(window_events(window), known, references=task.references, candidates=task.candidates)
+    reply = clients.llm.extract(window_events(window), known, references=task.references, candidates=task.candidates,
+                                predicates=ontology)
     _count_call(counts, reply.usage)
     counts["coreferences"] = counts.get("coreferences", 0) + link_references(
         clients, scope, window, task, reply.value.coreferences)

@@ -33,6 +33,7 @@ from engram.model.memories import (
     EpisodicMemory,
     MemoryConflict,
     MemorySummary,
+    OntologyPredicate,
     ProceduralMemory,
     SemanticMemory,
 )
@@ -145,6 +146,10 @@ class EntityStore(Protocol):
         ...
     def domain_sources(self, world_id: str) -> list[DomainSource]: ...
     def upsert_domain_source(self, world_id: str, source: DomainSource, description: str | None = None) -> None: ...
+    def ontology_predicates(self, world_id: str) -> list[OntologyPredicate]:
+        """The predicates of the world's ontology with their synonyms, by name."""
+        ...
+    def upsert_ontology_predicate(self, world_id: str, predicate: OntologyPredicate) -> None: ...
 
 
 class MemoryStore(Protocol):
@@ -223,6 +228,8 @@ class SummaryStore(Protocol):
     def scope_events(self, world_id: str, scope_kind: str, scope_id: str, user_id: str | None,
                      limit: int) -> list[StoredEvent]: ...
     def user_entity_sightings(self, world_id: str, user_id: str, conversations: int) -> list[tuple[str, str, str]]: ...
+    def user_fact_sightings(self, world_id: str, user_id: str,
+                            conversations: int) -> list[tuple[str, str, str, str | None]]: ...
     def save_procedure(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> bool: ...
     def facts_least_validated(self, world_id: str, limit: int) -> list[SemanticMemory]: ...
     def archive_facts(self, world_id: str, memory_ids: Sequence[str]) -> list[str]: ...
@@ -438,6 +445,14 @@ class KnownFact(BaseModel):
         return f"{self.subject} {self.predicate.replace('_', ' ')} {self.object}"
 
 
+class WrittenSummary(BaseModel):
+    """A summary and the facts offered to it that it states as true (those are confirmed)."""
+
+    summary: str = Field(min_length=1)
+    confirmed_fact_ids: list[str] = Field(default_factory=list,
+                                          description="ids of the facts given that the summary states as true")
+
+
 class ConflictingFacts(BaseModel):
     memory_id: str  # a new fact
     conflicting_memory_id: str  # a known fact (or another new one) it cannot be true together with
@@ -498,17 +513,22 @@ class LLM(Protocol):
     name: str
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
         """Facts of a window and, in the same call, the entity each reference points at (only among
-        `candidates`, the conversation's recent entities)."""
+        `candidates`, the conversation's recent entities). `predicates` are the world's ontology: a fact
+        is recorded under one of them where one fits."""
         ...
     def answer(
         self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
         temperature: float,
     ) -> LLMReply[Answer | NeedsMoreInfo]: ...
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]: ...
-    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]: ...
+    def summarize(self, scope: str, items: Sequence[str],
+                  facts: Sequence[KnownFact] = ()) -> LLMReply[WrittenSummary]:
+        """A scope's summary from its facts and other material (`items`), with the ids of the facts it confirms
+        (only among `facts`)."""
+        ...
     def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
         """Pairs of facts about the same subjects that cannot both be true although their predicates differ
         ("prefers email" and "hates electronic communication"); each pair has a new fact first."""

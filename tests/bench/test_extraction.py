@@ -31,6 +31,7 @@ from engram.extraction import extract_events, index_pending
 from engram.ingest import ingest_events
 from engram.model.entities import EntitySighting
 from engram.model.events import IngestRequest
+from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, WindowEvent
 from engram.prompts import conflicts as conflicts_prompt
 from engram.prompts import extraction as extraction_prompt
@@ -55,9 +56,10 @@ class MeteredLLM:
         self.chars_out = 0
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
-        reply = self.inner.extract(events, known_entities, references=references, candidates=candidates)
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
+        reply = self.inner.extract(events, known_entities, references=references, candidates=candidates,
+                                   predicates=predicates)
         self._meter("extract", extraction_prompt.SYSTEM, "record_facts",
                     extraction_prompt.messages(events, known_entities, references, candidates), reply.value)
         return reply

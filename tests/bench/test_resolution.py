@@ -32,6 +32,7 @@ from engram.ingest import ingest_events
 from engram.model.common import new_id
 from engram.model.entities import DomainSource, EntitySighting, Relationship, SettleRequest
 from engram.model.events import IngestRequest
+from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ExtractionResult, LLMReply, Reference, WindowEvent
 from engram.resolution import ResolutionScope, resolve_events, resolve_name, settle_disambiguation, user_entity
 from engram.service import Clients
@@ -241,12 +242,13 @@ class CountingLLM:
         self.references = 0
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
         self.calls += 1
         self.with_references += bool(references)
         self.references += len(references)
-        return self.inner.extract(events, known_entities, references=references, candidates=candidates)
+        return self.inner.extract(events, known_entities, references=references, candidates=candidates,
+                                  predicates=predicates)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -12,10 +12,20 @@ from engram.config import Heuristics
 from engram.errors import LLMUnavailable
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
+from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, NeedsMoreInfo
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
-from engram.ports import ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, Usage, WindowEvent
+from engram.ports import (
+    ConflictCheck,
+    ExtractionResult,
+    KnownFact,
+    LLMReply,
+    Reference,
+    Usage,
+    WindowEvent,
+    WrittenSummary,
+)
 from engram.query.context import QueryContext
 
 NAME = "scripted"
@@ -64,11 +74,12 @@ class ScriptedLLM:
             raise LLMUnavailable(f"{method}: the model provider is overloaded (scripted)")
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
         self._record("extract", event_ids=[e.event_id for e in events], known_entities=list(known_entities),
-                     references=[r.reference_id for r in references])
-        return self._offline.extract(events, known_entities, references=references, candidates=candidates)
+                     references=[r.reference_id for r in references], predicates=[p.concept for p in predicates])
+        return self._offline.extract(events, known_entities, references=references, candidates=candidates,
+                                     predicates=predicates)
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
@@ -83,11 +94,12 @@ class ScriptedLLM:
         self._record("force_answer", question=context.question, items=len(context.items))
         return LLMReply(self.forced, _USAGE, NAME)
 
-    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
-        self._record("summarize", scope=scope, items=list(items))
+    def summarize(self, scope: str, items: Sequence[str],
+                  facts: Sequence[KnownFact] = ()) -> LLMReply[WrittenSummary]:
+        self._record("summarize", scope=scope, items=list(items), facts=[f.memory_id for f in facts])
         if scope in self.failing_summaries:
             raise LLMUnavailable(f"summarize {scope}: the model provider is overloaded (scripted)")
-        return self._offline.summarize(scope, items)
+        return self._offline.summarize(scope, items, facts)
 
     def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
         self._record("find_conflicts", new=[f.memory_id for f in new_facts], known=[f.memory_id for f in known_facts])

@@ -20,7 +20,6 @@ from engram.adapters.anthropic_llm import (
     AnswerTool,
     AnthropicLLM,
     RequestInfoTool,
-    SummaryTool,
     SynthesisTool,
     build_llm,
 )
@@ -28,11 +27,12 @@ from engram.config import DEFAULT_HEURISTICS, Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
+from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, ContextItem, NeedsMoreInfo
 from engram.model.requests import InfoRequest
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
-from engram.ports import ExtractionResult, Reference, Usage, WindowEvent
+from engram.ports import ExtractionResult, KnownFact, Reference, Usage, WindowEvent, WrittenSummary
 from engram.prompts import answer as answer_prompt
 from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
@@ -199,6 +199,30 @@ def test_extraction_carries_the_windows_references_and_candidates_and_returns_th
     assert reply.usage == Usage(input_tokens=904, output_tokens=121, calls=1, cache_read_tokens=412)  # one call
 
 
+ONTOLOGY = [OntologyPredicate(concept="lives_in", description="the city a person lives in",
+                              synonyms=["resides_in", "home city"]),
+            OntologyPredicate(concept="prefers", synonyms=["seat preference"])]
+
+
+def test_the_worlds_ontology_rides_in_the_cached_system_prefix_and_synonyms_come_back_as_its_predicates(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("record_facts_ontology"))
+
+    reply = llm.extract(EVENTS, ["Dana"], predicates=ONTOLOGY)
+
+    body = sent(route)
+    instructions, ontology = body["system"]
+    assert instructions == {"type": "text", "text": extraction_prompt.SYSTEM}  # the prefix ends after the ontology
+    assert ontology == {"type": "text", "text": extraction_prompt.ontology(ONTOLOGY),
+                        "cache_control": {"type": "ephemeral"}}
+    assert "- lives_in: the city a person lives in (also said as: resides_in, home city)" in ontology["text"]
+    assert "- prefers (also said as: seat preference)" in ontology["text"]
+    assert body["messages"] == extraction_prompt.messages(EVENTS, ["Dana"])  # the per-window part is unchanged
+    assert [(t.predicate, t.object) for t in reply.value.triples] == [
+        ("lives_in", "Lisbon"), ("prefers", "window seats"), ("travels_with", "her sister")]  # free stays free
+    assert reply.usage.cache_read_tokens == 688
+
+
 def test_an_answer_cites_only_ids_in_the_context_and_drops_invented_ones(api: respx.Router, llm: AnthropicLLM) -> None:
     api.post("/v1/messages").mock(return_value=recorded("answer"))
 
@@ -301,18 +325,26 @@ def test_a_forced_answer_offers_only_the_answer_tool_and_is_marked_forced(api: r
     assert [s.id for s in reply.value.sources] == ["sem_01", "evt_01", "rel_01"]
 
 
-def test_a_summary_is_written_through_the_write_summary_tool(api: respx.Router, llm: AnthropicLLM) -> None:
+def test_a_summary_is_written_through_the_write_summary_tool_and_names_only_offered_facts_it_confirms(
+        api: respx.Router, llm: AnthropicLLM) -> None:
     route = api.post("/v1/messages").mock(return_value=recorded("write_summary"))
-    items = ["Dana lives_in Lisbon", "Dana prefers window seats"]
+    facts = [KnownFact(memory_id="sem_lives", subject="Dana", predicate="lives_in", object="Lisbon"),
+             KnownFact(memory_id="sem_seats", subject="Dana", predicate="prefers", object="window seats"),
+             KnownFact(memory_id="sem_tea", subject="Dana", predicate="likes", object="green tea")]
+    items = ["I am planning a trip to Porto in May."]
 
-    reply = llm.summarize("conversation c1", items)
+    reply = llm.summarize("conversation c1", items, facts)
 
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "write_summary"})
-    assert body["tools"][0]["input_schema"] == SummaryTool.model_json_schema()
+    assert body["tools"][0]["input_schema"] == WrittenSummary.model_json_schema()
+    assert "confirmed_fact_ids" in body["tools"][0]["input_schema"]["properties"]
     assert body["system"] == _system(summary_prompt.SYSTEM)
-    assert body["messages"] == summary_prompt.messages("conversation c1", items)
-    assert reply.value.startswith("Dana lives in Lisbon")
+    assert body["messages"] == summary_prompt.messages("conversation c1", items, facts)
+    assert "- [sem_lives] Dana lives in Lisbon" in body["messages"][0]["content"]
+    assert reply.value.summary.startswith("Dana lives in Lisbon")
+    # each confirmed once; an id the model was never shown is dropped; a fact it left out is not confirmed
+    assert reply.value.confirmed_fact_ids == ["sem_lives", "sem_seats"]
     assert (reply.usage, reply.model) == (Usage(640, 38, 1), FAST_MODEL)
 
 

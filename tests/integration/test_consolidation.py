@@ -3,6 +3,8 @@ process step by step as the state machine drives it: plan, each summary scope, e
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,10 +17,12 @@ from engram.model.common import utcnow
 from engram.model.events import IngestRequest
 from engram.model.memories import ConfidenceFactors, MemoryConflict, SemanticMemory
 from engram.model.queries import QueryRequest
+from engram.ports import KnownFact, LLMReply, WrittenSummary
 from engram.query.service import submit_query
 from engram.resolution import resolve_events
 from engram.retrieval.search import search
 from engram.service import Clients
+from tests.fakes.llm import ScriptedLLM
 from tests.fakes.workflows import InProcessWorkflows
 
 pytestmark = pytest.mark.integration
@@ -117,6 +121,38 @@ def test_a_fact_the_summary_confirms_gains_a_tenth_under_the_cap_once_and_is_val
     assert after[lives].reinforcement_count == before[lives].reinforcement_count  # not a restatement
 
 
+class _ConfirmsOnly(ScriptedLLM):
+    """A model whose summary states every fact but confirms only those whose predicate it is told to."""
+
+    def __init__(self, predicate: str) -> None:
+        super().__init__()
+        self.predicate = predicate
+
+    def summarize(self, scope: str, items: Sequence[str],
+                  facts: Sequence[KnownFact] = ()) -> LLMReply[WrittenSummary]:
+        reply = super().summarize(scope, items, facts)
+        return LLMReply(WrittenSummary(summary=reply.value.summary, confirmed_fact_ids=[
+            f.memory_id for f in facts if f.predicate == self.predicate]), reply.usage, reply.model)
+
+
+def test_the_facts_confirmed_are_the_ones_the_model_names_not_the_ones_its_text_repeats(clients: Clients) -> None:
+    world, model = "cons-confirm", _ConfirmsOnly("likes")
+    confirming = dataclasses.replace(clients, llm=model)
+    _ingest(confirming, world, "dee", {"k1": ["I live in Faro.", "I like jazz."]}, NOW - timedelta(days=2))
+    before = {f.predicate: f for f, _ in clients.store.scope_facts(world, "user", "dee", "dee", 10)}
+
+    run, output = _run(confirming, world)
+
+    after = {f.predicate: f for f, _ in clients.store.scope_facts(world, "user", "dee", "dee", 10)}
+    assert "Faro" in clients.store.get_summary(world, "conversation", "k1").content  # type: ignore[union-attr]
+    assert after["lives_in"].confidence == before["lives_in"].confidence  # repeated, not confirmed
+    assert after["likes"].confidence == pytest.approx(min(0.95, before["likes"].confidence + 0.1))  # once
+    assert after["likes"].last_validated_at == run.as_of
+    assert output["confirmed"] == 1  # two scopes confirmed it; the run boosted it once
+    offered = [c.args["facts"] for c in model.calls_to("summarize")]
+    assert all(set(ids) == {f.memory_id for f in before.values()} for ids in offered)
+
+
 def test_entities_named_together_in_three_of_five_conversations_become_a_procedure_with_support_and_episodes(
         world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
     [procedure] = world.store.user_memories(WORLD, "ana", "procedural", 10)
@@ -124,6 +160,36 @@ def test_entities_named_together_in_three_of_five_conversations_become_a_procedu
     assert procedure.support_count == 3
     assert {"a1-2", "a2-0", "a3-0"} <= set(procedure.source_ids)
     assert world.store.user_memories(WORLD, "ben", "procedural", 10) == []  # one conversation is no pattern
+
+
+def test_a_fact_stated_again_in_three_conversations_becomes_a_recurring_attribute_with_its_episodes(
+        clients: Clients) -> None:
+    world = "cons-recurring"
+    _ingest(clients, world, "cara", {
+        "r1": ["Dora prefers paper invoices.", "I live in Faro."],
+        "r2": ["Dora prefers paper invoices.", "Ed prefers email."],
+        "r3": ["Dora prefers paper invoices."],
+        "r4": ["Ed prefers email.", "I visited Lagos."]}, NOW - timedelta(days=2))
+    _run(clients, world)
+
+    [procedure] = [p for p in clients.store.user_memories(world, "cara", "procedural", 10)
+                   if "paper invoices" in p.pattern]
+    assert procedure.pattern == "Again and again: Dora prefers paper invoices"
+    assert procedure.support_count == 3 and procedure.confidence == pytest.approx(0.75)
+    episodes = {e.memory_id: e for e in clients.store.user_memories(world, "cara", "episodic", 20)}
+    said_in = [i for i in procedure.source_ids if i in episodes]
+    assert sorted(episodes[i].conversation_id for i in said_in) == ["r1", "r2", "r3"]  # one episode each
+    assert {"r1-0", "r2-0", "r3-0"} <= set(procedure.source_ids)
+    # "Ed prefers email" came up in two conversations only: no pattern yet
+    assert not [p for p in clients.store.user_memories(world, "cara", "procedural", 10) if "email" in p.pattern]
+
+    before = _rows(clients, world)
+    _, output = _run(clients, world)
+    assert output["procedures"] == 0 and _rows(clients, world) == before  # idempotent like the other kind
+    _ingest(clients, world, "cara", {"r5": ["Ed prefers email."]}, NOW - timedelta(days=1))
+    _run(clients, world)
+    [email] = [p for p in clients.store.user_memories(world, "cara", "procedural", 10) if "email" in p.pattern]
+    assert email.support_count == 3
 
 
 def test_summaries_and_procedures_are_found_by_search_and_only_by_their_user(

@@ -21,7 +21,7 @@ from engram.adapters.anthropic_llm import AnthropicLLM
 from engram.extraction import extract_events, index_pending
 from engram.ingest import ingest_events
 from engram.model.events import IngestRequest
-from engram.model.memories import ConfidenceFactors, SemanticMemory
+from engram.model.memories import ConfidenceFactors, OntologyPredicate, SemanticMemory
 from engram.ports import KnownFact
 from engram.resolution import resolve_events, user_entity
 from engram.service import Clients
@@ -176,6 +176,27 @@ def test_different_predicates_are_checked_by_the_model_only_when_the_subject_has
 
 
 # ---------------------------------------------------------------- dates, windows, episodes, outbox
+def test_a_predicate_the_worlds_ontology_has_a_word_for_is_recorded_under_the_ontologys_name(
+        clients: Clients) -> None:
+    world = "lc-onto"
+    clients.store.upsert_ontology_predicate(world, OntologyPredicate(
+        concept="employer", description="the organisation a person works for", synonyms=["works_at", "employed by"]))
+    clients.store.upsert_ontology_predicate(world, OntologyPredicate(concept="lives_in"))
+    llm = ScriptedLLM()
+    said = with_llm(clients, llm)
+
+    say(said, world, "I work at Acme Robotics.", "I like jazz.")
+    say(said, world, "I work at Acme Robotics.")
+
+    [employer] = facts(clients, world, "employer")
+    assert (employer.object_value, employer.reinforcement_count) == ("Acme Robotics", 1)  # one fact, restated
+    assert facts(clients, world, "works_at") == []
+    assert [f.object_value for f in facts(clients, world, "likes")] == ["jazz"]  # no word for it: stays free
+    assert llm.calls_to("extract")[0].args["predicates"] == ["employer", "lives_in"]  # the model is told them
+    say(clients, "lc-onto-none", "I work at Acme Robotics.")  # another world's ontology is not this one's
+    assert [f.predicate for f in clients.store.user_memories("lc-onto-none", "dana", "semantic", 10)] == ["works_at"]
+
+
 def test_relative_dates_are_read_from_when_the_message_was_said_not_when_it_is_processed(clients: Clients) -> None:
     said = datetime(2024, 7, 10, 12, 0, tzinfo=UTC)  # processed about two years later
     say(clients, "lc-dates", "I moved to Porto last year.", "Next Friday I start at Globex.", at=said)

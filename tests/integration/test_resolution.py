@@ -19,6 +19,7 @@ from engram.graph import entity_detail, find_entities, find_paths
 from engram.ingest import ingest_events
 from engram.model.entities import DomainSource, EntityAlias, EntitySighting, RecordedMention, SettleRequest
 from engram.model.events import IngestRequest
+from engram.model.memories import OntologyPredicate
 from engram.ports import Coreference, ExtractionResult, LLMReply, Reference, WindowEvent
 from engram.resolution import resolve_events, settle_disambiguation
 from engram.service import Clients
@@ -239,8 +240,8 @@ class _Pointing(OfflineLLM):
         self.entity_id = entity_id
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
         return LLMReply(ExtractionResult(coreferences=[
             Coreference(reference_id=r.reference_id, entity_id=self.entity_id, confidence=0.99) for r in references]))
 

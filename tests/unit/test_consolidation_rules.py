@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from engram.model.memories import ConfidenceFactors
 from engram.rules.confidence import confirmed, stored_confidence
-from engram.rules.patterns import co_occurrences, pattern_confidence, restates
+from engram.rules.patterns import co_occurrences, pattern_confidence, recurring_facts, restates
 
 CAP = 0.95
 
@@ -57,3 +57,16 @@ def test_too_few_conversations_make_no_pattern() -> None:
 
 def test_a_pattern_is_surer_the_more_it_is_supported_but_never_above_the_cap() -> None:
     assert pattern_confidence(3, CAP) == 0.75 < pattern_confidence(5, CAP) < pattern_confidence(100, CAP) == CAP
+
+
+def test_a_fact_stated_in_enough_separate_conversations_recurs_with_its_episodes_and_events() -> None:
+    sightings = [("sem_a", "c1", "e1", "epi1"), ("sem_a", "c1", "e2", "epi1"), ("sem_a", "c2", "e3", "epi2"),
+                 ("sem_a", "c3", "e4", None), ("sem_b", "c1", "e5", "epi1"), ("sem_b", "c2", "e6", "epi2")]
+    [recurring] = recurring_facts(sightings, 3)
+    assert (recurring.memory_id, recurring.conversations, recurring.support) == ("sem_a", ("c1", "c2", "c3"), 3)
+    # one episode per conversation, the event where no episode holds it, and every event that stated it
+    assert recurring.sources == ("epi1", "e1", "e2", "epi2", "e3", "e4")
+
+
+def test_a_fact_restated_within_one_conversation_does_not_recur() -> None:
+    assert recurring_facts([("sem_a", "c1", f"e{i}", "epi1") for i in range(5)], 2) == []

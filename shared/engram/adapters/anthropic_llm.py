@@ -17,10 +17,21 @@ from engram.config import Heuristics, Settings
 from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
+from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, NeedsMoreInfo, QuestionSignal
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
-from engram.ports import LLM, ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, Usage, WindowEvent
+from engram.ports import (
+    LLM,
+    ConflictCheck,
+    ExtractionResult,
+    KnownFact,
+    LLMReply,
+    Reference,
+    Usage,
+    WindowEvent,
+    WrittenSummary,
+)
 from engram.prompts import answer as answer_prompt
 from engram.prompts import conflicts as conflicts_prompt
 from engram.prompts import extraction as extraction_prompt
@@ -28,6 +39,7 @@ from engram.prompts import inflection as inflection_prompt
 from engram.prompts import research as research_prompt
 from engram.prompts import summary as summary_prompt
 from engram.query.context import QueryContext
+from engram.rules.ontology import PredicateMap
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,10 +61,6 @@ class RequestInfoTool(NeedsMoreInfo):
     question_signals: list[QuestionSignal] = Field(default_factory=list, description="what the question itself carries")
 
 
-class SummaryTool(BaseModel):
-    summary: str = Field(min_length=1)
-
-
 class SynthesisTool(BaseModel):
     content: str = Field(min_length=1)
     confidence: float = Field(ge=0.0, le=1.0)
@@ -65,7 +73,7 @@ _TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "record_facts": (ExtractionResult, "Record the facts the messages state."),
     "answer": (AnswerTool, "Answer the question from the context, citing item ids."),
     "request_info": (RequestInfoTool, "Ask for information the context lacks, through declared capabilities."),
-    "write_summary": (SummaryTool, "Write the summary."),
+    "write_summary": (WrittenSummary, "Write the summary and name the facts it confirms."),
     "report_inflection": (InflectionAssessment, "Report the inflection point the conversation is at, or none."),
     "report_conflicts": (ConflictCheck, "Report the pairs of facts that cannot both be true."),
     "plan_research": (ResearchPlan, "Report the sub-questions of the research and the requests answering each."),
@@ -89,12 +97,19 @@ class AnthropicLLM:
         self.name = model
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
-        value, usage = self._call(self.fast_model, extraction_prompt.SYSTEM,
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
+        # The world's ontology is a second system block: instructions and ontology are the cached prefix.
+        system = [extraction_prompt.SYSTEM, extraction_prompt.ontology(predicates)] if predicates \
+            else extraction_prompt.SYSTEM
+        value, usage = self._call(self.fast_model, system,
                                   extraction_prompt.messages(events, known_entities, references, candidates),
                                   ["record_facts"], "record_facts", temperature=0.0)
         assert isinstance(value, ExtractionResult)
+        # A free predicate the ontology has a word for (a synonym the model kept) is recorded as the ontology's.
+        as_ontology = PredicateMap(predicates)
+        value = value.model_copy(update={"triples": [t.model_copy(update={"predicate": as_ontology(t.predicate)})
+                                                     for t in value.triples]})
         return LLMReply(value, usage, self.fast_model)
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
@@ -118,11 +133,15 @@ class AnthropicLLM:
         return LLMReply(_to_answer(value, context).model_copy(update={"forced": True}), usage, self.model,
                         tuple(value.question_signals))
 
-    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
-        value, usage = self._call(self.fast_model, summary_prompt.SYSTEM, summary_prompt.messages(scope, items),
-                                  ["write_summary"], "write_summary", temperature=0.0)
-        assert isinstance(value, SummaryTool)
-        return LLMReply(value.summary, usage, self.fast_model)
+    def summarize(self, scope: str, items: Sequence[str],
+                  facts: Sequence[KnownFact] = ()) -> LLMReply[WrittenSummary]:
+        value, usage = self._call(self.fast_model, summary_prompt.SYSTEM,
+                                  summary_prompt.messages(scope, items, facts), ["write_summary"], "write_summary",
+                                  temperature=0.0)
+        assert isinstance(value, WrittenSummary)
+        offered = {f.memory_id for f in facts}  # the model cannot confirm a fact it was not shown
+        confirmed = [i for i in dict.fromkeys(value.confirmed_fact_ids) if i in offered]
+        return LLMReply(value.model_copy(update={"confirmed_fact_ids": confirmed}), usage, self.fast_model)
 
     def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
         value, usage = self._call(self.fast_model, conflicts_prompt.SYSTEM,
@@ -174,7 +193,7 @@ class AnthropicLLM:
                                                "above:\n" + "\n".join(unnamed)})
         return LLMReply(answer, usage, self.model)
 
-    def _call(self, model: str, system: str, messages: list[dict[str, Any]], tools: list[str], forced: str | None,
+    def _call(self, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str], forced: str | None,
               *, temperature: float) -> tuple[BaseModel, Usage]:
         """One forced-tool request, validated; on invalid output one corrective retry that shows the model
         its own reply and what was wrong with it, then ExtractionRejected."""
@@ -204,14 +223,17 @@ class AnthropicLLM:
                                                "with input that follows its schema."}]}]
         raise ExtractionRejected(f"the model's output was rejected twice: {problem}", details={"model": model})
 
-    def _create(self, *, model: str, system: str, messages: list[dict[str, Any]], tools: list[str],
+    def _create(self, *, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str],
                 forced: str | None, temperature: float) -> Any:
         # `temperature` is accepted for the port's sake; this SDK's Messages API no longer takes it.
         choice = {"type": "tool", "name": forced} if forced else {"type": "any"}
+        texts = [system] if isinstance(system, str) else system
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}  # the prefix ends after the last system block
         try:
             request: dict[str, Any] = {
                 "model": model, "max_tokens": self.max_tokens, "messages": messages, "tool_choice": choice,
-                "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                "system": blocks,
                 "tools": [_tool(t) for t in tools],
             }
             return self.client.messages.create(**request)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from engram.config import DEFAULT_HEURISTICS, Heuristics
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
+from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, QuestionSignal, Source, SourceKind
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
@@ -26,11 +27,14 @@ from engram.ports import (
     Reference,
     Usage,
     WindowEvent,
+    WrittenSummary,
 )
 from engram.query.context import QueryContext
 from engram.rules.coreference import CoreferenceRules, link_reference
 from engram.rules.grounding import ground
 from engram.rules.insights import assess_inflection
+from engram.rules.ontology import PredicateMap
+from engram.rules.patterns import restates
 from engram.rules.research import clauses, coverage
 from engram.rules.signals import classify_signals
 from engram.rules.statements import SELF, statements
@@ -56,8 +60,9 @@ class OfflineLLM:
             recent=h.offline_coreference_recent, max_distance_events=h.coreference_max_distance_events)
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
-                references: Sequence[Reference] = (),
-                candidates: Sequence[EntitySighting] = ()) -> LLMReply[ExtractionResult]:
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
+        as_ontology = PredicateMap(predicates)  # "I live in" is the rules' lives_in, the ontology's if it says so
         triples = []
         for event in events:
             if event.role != "user":
@@ -66,7 +71,7 @@ class OfflineLLM:
             for s in statements(event.content):
                 triples.append(ExtractedTriple(
                     subject=speaker if s.subject == SELF else s.subject,
-                    predicate=s.predicate,
+                    predicate=as_ontology(s.predicate),
                     object=speaker if s.object == SELF else s.object,
                     object_is_entity=s.object_is_entity,
                     confidence=s.confidence,
@@ -123,14 +128,19 @@ class OfflineLLM:
         answer = _extractive_answer(ranked) if ranked else _unknown()
         return LLMReply(answer.model_copy(update={"forced": True}), _NO_USAGE, NAME)
 
-    def summarize(self, scope: str, items: Sequence[str]) -> LLMReply[str]:
+    def summarize(self, scope: str, items: Sequence[str],
+                  facts: Sequence[KnownFact] = ()) -> LLMReply[WrittenSummary]:
+        """Extractive: the first sentence of each fact and item in order, up to about 600 characters; a fact is
+        confirmed when the summary states its value."""
         picked, length = [], 0
-        for item in items:
+        for item in [*(f.statement() for f in facts), *items]:
             first = item.split(". ")[0].strip().rstrip(".")
             if first and first not in picked and length + len(first) < 600:
                 picked.append(first)
                 length += len(first)
-        return LLMReply(". ".join(picked) + ("." if picked else ""), _NO_USAGE, NAME)
+        text = ". ".join(picked) + ("." if picked else "")
+        return LLMReply(WrittenSummary(summary=text or "(nothing to summarize)", confirmed_fact_ids=[
+            f.memory_id for f in facts if restates(text, f.object)]), _NO_USAGE, NAME)
 
     def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
         """Only what rules can see: one subject for and against the same thing. "Prefers email" against

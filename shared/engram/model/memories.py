@@ -88,6 +88,15 @@ class SemanticMemory(Record):
         return f"{subject_name} {self.predicate.replace('_', ' ')} {self.object_value}"
 
 
+class OntologyPredicate(Frozen):
+    """A predicate of the world's ontology (a `domain_ontology` row of kind 'predicate'): the name facts are
+    recorded under, what it means, and the other words a model or a rule may use for it."""
+
+    concept: str
+    description: str | None = None
+    synonyms: list[str] = Field(default_factory=list)
+
+
 class ProceduralMemory(Record):
     world_id: str
     memory_id: str

@@ -38,6 +38,7 @@ class OntologyRow(Row):
     source_table: str | None = None
     key_column: str | None = None
     name_column: str | None = None
+    synonyms: list[str] = Field(default_factory=list)  # a predicate's other words (migration 0015)
 
 
 class EntityRow(Row):

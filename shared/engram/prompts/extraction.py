@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engram.model.entities import EntitySighting
+from engram.model.memories import OntologyPredicate
 from engram.ports import Reference, WindowEvent
 
 SYSTEM = """You extract durable facts from a conversation for a long-term memory.
@@ -23,6 +24,20 @@ link each one you can through `coreferences`: its reference_id, the entity_id of
 (only the candidates listed, never the speaker of that message for "he", "she", "it" or "they") and your
 confidence in [0, 1]. Leave out a reference that none of the candidates fits. In triples, write the linked
 entity's name, not the pronoun."""
+
+
+def ontology(predicates: Sequence[OntologyPredicate]) -> str:
+    """The world's predicates, one a line with what each means and its other words: the same for every window
+    of the world, so it rides in the cached system prefix."""
+    lines = []
+    for p in predicates:
+        line = f"- {p.concept}" + (f": {p.description}" if p.description else "")
+        if p.synonyms:
+            line += f" (also said as: {', '.join(p.synonyms)})"
+        lines.append(line)
+    return ("This world's ontology names these predicates. When a fact fits one, record it under that exact "
+            "predicate rather than a word of your own; only a fact none of them fits takes a free snake_case "
+            "predicate.\n" + "\n".join(lines))
 
 
 def messages(events: Sequence[WindowEvent], known_entities: Sequence[str], references: Sequence[Reference] = (),

@@ -2,7 +2,8 @@
 separate conversations, more often than their own frequencies explain (lift), make a pattern ("when Dana talks
 about the Q3 report, Acme comes up too"); its support is the number of those conversations, its confidence
 grows with it under the cap. Lift keeps out what comes up everywhere (a word that is in every conversation
-co-occurs with everything, and says nothing)."""
+co-occurs with everything, and says nothing). The second kind is an attribute that recurs: the same fact (same
+subject, predicate and value) stated again in enough separate conversations ("Acme's invoices are paid late")."""
 
 from __future__ import annotations
 
@@ -53,6 +54,32 @@ def co_occurrences(sightings: Iterable[tuple[str, str, str]], min_support: int,
                                      for e in (by_conversation[c][first], by_conversation[c][second])))
         found.append(CoOccurrence(first, second, tuple(conversations), events))
     return sorted(found, key=lambda p: (-p.support, p.first, p.second))
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """A fact stated again in `conversations`; `sources` are the episodes it was stated in (an event where no
+    episode holds it) and the events that stated it, conversation by conversation."""
+
+    memory_id: str
+    conversations: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    @property
+    def support(self) -> int:
+        return len(self.conversations)
+
+
+def recurring_facts(sightings: Iterable[tuple[str, str, str, str | None]], min_support: int) -> list[Recurrence]:
+    """From (memory_id, conversation_id, event_id, episode_id) sightings, the facts stated in at least
+    `min_support` separate conversations, the best supported first."""
+    by_fact: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for memory_id, conversation, event, episode in sightings:
+        by_fact[memory_id][conversation] += [episode or event, event]
+    found = [Recurrence(memory_id, tuple(sorted(seen)), tuple(dict.fromkeys(
+                 s for conversation in sorted(seen) for s in seen[conversation])))
+             for memory_id, seen in by_fact.items() if len(seen) >= min_support]
+    return sorted(found, key=lambda r: (-r.support, r.memory_id))
 
 
 def pattern_confidence(support: int, cap: float) -> float:

@@ -20,6 +20,7 @@ from engram.model.entities import (
     Relationship,
     Resolution,
 )
+from engram.model.memories import OntologyPredicate
 
 _ENTITY = (
     "e.world_id, e.entity_id, e.name, e.entity_type, e.description, e.created_at, e.external_ref, "
@@ -352,6 +353,21 @@ class EntityRepo(PostgresBase):
                 "source_table = EXCLUDED.source_table, key_column = EXCLUDED.key_column, "
                 "name_column = EXCLUDED.name_column",
                 (world_id, source.entity_type, description, source.source_table, source.key_column, source.name_column))
+
+    def ontology_predicates(self, world_id: str) -> list[OntologyPredicate]:
+        with self.tx(world_id) as cur:
+            cur.execute("SELECT concept, description, synonyms FROM domain_ontology WHERE world_id = %s "
+                        "AND kind = 'predicate' ORDER BY concept", (world_id,))
+            return [OntologyPredicate.model_validate(r) for r in cur.fetchall()]
+
+    def upsert_ontology_predicate(self, world_id: str, predicate: OntologyPredicate) -> None:
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "INSERT INTO domain_ontology (world_id, kind, concept, description, synonyms) "
+                "VALUES (%s, 'predicate', %s, %s, %s) ON CONFLICT (world_id, kind, concept) DO UPDATE SET "
+                "description = coalesce(EXCLUDED.description, domain_ontology.description), "
+                "synonyms = EXCLUDED.synonyms",
+                (world_id, predicate.concept, predicate.description, list(predicate.synonyms)))
 
 
 def _like(text: str) -> str:

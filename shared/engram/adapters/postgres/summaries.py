@@ -198,6 +198,26 @@ class SummaryRepo(PostgresBase):
             )
             return [(r["conversation_id"], r["entity_id"], r["event_id"]) for r in cur.fetchall()]
 
+    def user_fact_sightings(self, world_id: str, user_id: str,
+                            conversations: int) -> list[tuple[str, str, str, str | None]]:
+        """(memory_id, conversation_id, event_id, episode memory_id or None) for every event of the user's latest
+        `conversations` that stated one of their active facts: where recurring attributes are read from."""
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "WITH recent AS (SELECT conversation_id FROM chat_events WHERE world_id = %(w)s AND user_id = %(u)s "
+                " GROUP BY conversation_id ORDER BY max(occurred_at) DESC LIMIT %(k)s) "
+                "SELECT m.memory_id, e.conversation_id, e.event_id, (SELECT ep.memory_id FROM episodic_memories ep "
+                "  WHERE ep.world_id = e.world_id AND ep.conversation_id = e.conversation_id "
+                "  AND e.event_id = ANY(ep.event_ids) ORDER BY ep.memory_id LIMIT 1) AS episode_id "
+                "FROM semantic_memories m CROSS JOIN LATERAL unnest(m.source_event_ids) AS s(event_id) "
+                "JOIN chat_events e ON e.world_id = m.world_id AND e.event_id = s.event_id "
+                "WHERE m.world_id = %(w)s AND m.user_id = %(u)s AND m.status = 'active' AND e.user_id = %(u)s "
+                " AND e.conversation_id IN (SELECT conversation_id FROM recent) "
+                "ORDER BY m.memory_id, e.occurred_at, e.event_id",
+                {"w": world_id, "u": user_id, "k": conversations},
+            )
+            return [(r["memory_id"], r["conversation_id"], r["event_id"], r["episode_id"]) for r in cur.fetchall()]
+
     def save_procedure(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> bool:
         """Insert a pattern, or update its support; the index is told only of a change. Returns whether it
         changed."""

@@ -30,6 +30,19 @@ RETRY_ATTEMPTS = 3
 RETRY_BACKOFF = 2.0
 THROTTLE_ATTEMPTS = 6
 THROTTLE_MAX_DELAY = Duration.seconds(30)
+# Throttling (attempts, longest wait) by function, from how its callers wait. The enrichment steps are
+# asynchronous (Standard, 30 minutes): a burst of batches waits out the throttling much longer (up to about 16
+# minutes, 8 expected with full jitter) before a batch is marked failed for the sweep. A question waits on its
+# steps (Express, 5 minutes): they retry sooner and more often, so a burst of questions queues for the function
+# (about 100 s at most).
+ENRICHMENT_THROTTLE_ATTEMPTS = 20
+ENRICHMENT_THROTTLE_MAX_DELAY = Duration.seconds(60)
+QUERY_THROTTLE_ATTEMPTS = 14
+THROTTLING: dict[str, tuple[int, Duration]] = {
+    "resolve": (ENRICHMENT_THROTTLE_ATTEMPTS, ENRICHMENT_THROTTLE_MAX_DELAY),
+    "extract": (ENRICHMENT_THROTTLE_ATTEMPTS, ENRICHMENT_THROTTLE_MAX_DELAY),
+    "query_step": (QUERY_THROTTLE_ATTEMPTS, Duration.seconds(8)),
+}
 TASK_TIMEOUT_MARGIN = 5  # seconds past the function's own timeout, so the function's timeout error comes first
 MAP_CONCURRENCY = 4
 ENRICHMENT_TIMEOUT = Duration.minutes(30)
@@ -63,8 +76,9 @@ class Workflows(Construct):
                                   result_path=result_path, task_timeout=sfn.Timeout.duration(timeout))
         task.add_retry(errors=TRANSIENT_ERRORS, interval=RETRY_INTERVAL, max_attempts=RETRY_ATTEMPTS,
                        backoff_rate=RETRY_BACKOFF, jitter_strategy=sfn.JitterType.FULL)
-        task.add_retry(errors=LAMBDA_ERRORS, interval=RETRY_INTERVAL, max_attempts=THROTTLE_ATTEMPTS,
-                       backoff_rate=RETRY_BACKOFF, max_delay=THROTTLE_MAX_DELAY, jitter_strategy=sfn.JitterType.FULL)
+        throttle_attempts, throttle_max_delay = THROTTLING.get(function, (THROTTLE_ATTEMPTS, THROTTLE_MAX_DELAY))
+        task.add_retry(errors=LAMBDA_ERRORS, interval=RETRY_INTERVAL, max_attempts=throttle_attempts,
+                       backoff_rate=RETRY_BACKOFF, max_delay=throttle_max_delay, jitter_strategy=sfn.JitterType.FULL)
         return task
 
     @staticmethod

@@ -5,6 +5,7 @@ Domain code never reads `os.environ`: it receives a `Settings` or `Heuristics` v
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -58,6 +59,10 @@ class Settings(BaseSettings):
     query_state_machine_arn: str | None = None
     consolidation_state_machine_arn: str | None = None
     query_sync: bool = True  # True on AWS (Express StartSyncExecution); the local runtime polls
+    # The local runtime's bound on concurrent invocations of the most reserved function (the query steps; the
+    # others get their share of it by reserved concurrency, at least 2); calls past a bound are throttled and
+    # retried by the state machines. Sized to the machine: three per core, at most one connection pool (8).
+    local_concurrency: int = Field(default_factory=lambda: min(3 * (os.cpu_count() or 2), 8), ge=1)
 
     # Local API authorization: "key1=world-a,world-b;key2=*". Empty: auth off.
     api_keys: str | None = None

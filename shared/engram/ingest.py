@@ -76,9 +76,30 @@ def resume_interrupted(clients: Clients, *, now: datetime | None = None) -> Swee
     return _restart(clients, None, ["pending", "enriching"], now or utcnow(), None, clients.heuristics)
 
 
+THROTTLED = "Lambda.TooManyRequestsException"  # the state machine's name for a function's concurrency reached
+
+
+def sweep_orphaned(clients: Clients, *, received_before: datetime) -> SweepResult:
+    """Start enrichment again, in every world, for events left behind while no enrichment runs: those still
+    `pending` or `enriching` (received before `received_before`, so none whose start is under way) and those
+    marked failed because their functions stayed throttled past the state machine's retries in a burst. The
+    local stack runs it only when no enrichment execution is running: then the restarted batches meet free
+    concurrency, so every round enriches some and none is restarted forever. Failures of any other kind stay
+    `failed` for `engram enrich --pending --failed`."""
+    orphaned = clients.store.stalled_events(None, ["pending", "enriching"], received_before, None)
+    failed = clients.store.stalled_events(None, ["failed"], received_before, None)
+    throttled = [(world, e.event_id) for world, rows in groupby(sorted(failed), key=lambda r: r[0])
+                 for e in clients.store.get_events(world, [event_id for _, event_id in rows])
+                 if (e.enrichment_error or "").startswith(THROTTLED)]
+    return _start_batches(clients, orphaned + throttled, clients.heuristics)
+
+
 def _restart(clients: Clients, world_id: str | None, statuses: list[EnrichmentStatus], received_before: datetime,
              limit: int | None, h: Heuristics) -> SweepResult:
-    stalled = clients.store.stalled_events(world_id, statuses, received_before, limit)
+    return _start_batches(clients, clients.store.stalled_events(world_id, statuses, received_before, limit), h)
+
+
+def _start_batches(clients: Clients, stalled: list[tuple[str, str]], h: Heuristics) -> SweepResult:
     started: list[str] = []
     not_started = 0
     for world, rows in groupby(sorted(stalled, key=lambda r: r[0]), key=lambda r: r[0]):

@@ -45,11 +45,12 @@ class InProcessWorkflows(RecordingWorkflows):
 
         c = self.clients
         state = steps.ask(c, steps.init(c, steps.LoopState(world_id=world_id, query_id=query_id)))
-        while state.outcome == "needs_more_info":
-            if state.remaining_info_requests <= 0:
-                state = steps.force(c, state)
-                break
+        # engram-query's Choice: an answer finishes, more info is fetched while requests remain, anything else
+        # (requests used up, or every request rejected) is forced to an answer.
+        while state.outcome == "needs_more_info" and state.remaining_info_requests > 0:
             state = steps.ask(c, steps.fulfil(c, state))
+        if state.outcome != "answer":
+            state = steps.force(c, state)
         return steps.finish(c, state).model_dump()
 
     def start_query(self, world_id: str, query_id: str) -> str:

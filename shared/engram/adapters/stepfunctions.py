@@ -16,10 +16,11 @@ _POLL_LIMIT_SECONDS = 300.0
 
 
 class WorkflowFailed(EngramError):
-    """A state machine execution ended FAILED, TIMED_OUT or ABORTED."""
+    """A state machine execution ended FAILED, TIMED_OUT or ABORTED (throttled past its retries under a burst,
+    a step timed out): the work is marked failed and kept, and asking again may succeed, so 503 (retryable)."""
 
     code = "workflow_failed"
-    status = 502
+    status = 503
 
 
 class StepFunctionsWorkflows:

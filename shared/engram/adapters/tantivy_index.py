@@ -140,8 +140,7 @@ class TantivyIndex:
         if rest:
             parsed, errors = self.index.parse_query_lenient(negations_as_minus(rest), _DEFAULT_FIELDS)
             if errors:
-                terms = plain_terms(rest)
-                parsed = self.index.parse_query(terms, _DEFAULT_FIELDS) if terms else None
+                parsed = self._terms_query(plain_terms(rest))
         # Prefix terms match the stemmed vocabulary: "hik*" finds "hiking" and "hikes".
         ors = [tantivy.Query.regex_query(self.schema, "text", re.escape(p[:4]) + ".*") if len(p) > 4 else
                tantivy.Query.regex_query(self.schema, "text", re.escape(p) + ".*") for p in prefixes]
@@ -152,6 +151,20 @@ class TantivyIndex:
             return parsed
         group = [(tantivy.Occur.Should, q) for q in ors]
         return tantivy.Query.boolean_query(group if parsed is None else [(tantivy.Occur.Must, parsed), *group])
+
+    def _terms_query(self, terms: str) -> tantivy.Query | None:
+        """Plain terms; when the parser still refuses them (a stray range, only excluded words, stray bytes),
+        each word alone, dropping those it refuses: a hostile query finds what its words can, never fails."""
+        try:
+            return self.index.parse_query(terms, _DEFAULT_FIELDS) if terms else None
+        except ValueError:
+            clauses = []
+            for word in dict.fromkeys(terms.split()):
+                try:
+                    clauses.append((tantivy.Occur.Should, self.index.parse_query(word, _DEFAULT_FIELDS)))
+                except ValueError:
+                    continue
+            return tantivy.Query.boolean_query(clauses) if clauses else None
 
     def ping(self) -> None:
         self.index.searcher()

@@ -18,6 +18,7 @@ from types import SimpleNamespace, TracebackType
 from typing import Any
 
 from engram.adapters.stepfunctions import StepFunctionsWorkflows
+from engram.ingest import THROTTLED
 from engram.local.cdk_template import ACCOUNT, REGION, REPO_ROOT, load_template, resolve
 from engram.local.server import LambdaContext
 
@@ -26,11 +27,20 @@ _ROLE = f"arn:aws:iam::{ACCOUNT}:role/engram-local"
 MACHINES = ("engram-enrichment", "engram-query", "engram-consolidation")
 
 
+LOCAL_FLOOR = 2  # the fewest concurrent invocations the local bound leaves any function
+
+
 class LocalWorkflowRuntime:
     """Enter to start moto with the three state machines; exit to stop it and restore moto."""
 
-    def __init__(self, cache_dir: Path, *, instant_retries: bool = False, profile: str = "prod") -> None:
+    def __init__(self, cache_dir: Path, *, instant_retries: bool = False, profile: str = "prod",
+                 concurrency: int | None = None) -> None:
         self.cache_dir = cache_dir
+        # Concurrent invocations per function: the template's reserved concurrency, scaled to this local bound
+        # (sized to the machine and the connection pool; None: the template's alone). Past it, calls are throttled.
+        self.concurrency = concurrency
+        self.limits: dict[str, int] = {}  # moto function name -> concurrent invocations allowed
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
         self.profile = profile  # the deployment profile synthesized (see cdk_template.profile_imitated)
         self.instant_retries = instant_retries
         self.arns: dict[str, str] = {}
@@ -79,6 +89,14 @@ class LocalWorkflowRuntime:
                                       query_arn=self.arns["engram-query"],
                                       consolidation_arn=self.arns["engram-consolidation"], query_sync=False)
 
+    def running(self, machine: str) -> bool:
+        """Whether any execution of `machine` is running."""
+        import boto3
+
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        return bool(sfn.list_executions(stateMachineArn=self.arns[machine], statusFilter="RUNNING",
+                                        maxResults=1)["executions"])
+
     # -- setup
     def _create(self, template: dict[str, Any]) -> None:
         import boto3
@@ -92,6 +110,8 @@ class LocalWorkflowRuntime:
         refs: dict[str, str] = {}
         attrs: dict[tuple[str, str], str] = {}
         code = _empty_zip()
+        reserved: dict[str, int | None] = {}
+        definitions: list[str] = []
         for logical, resource in resources.items():
             if resource["Type"] != "AWS::Lambda::Function":
                 continue
@@ -105,6 +125,7 @@ class LocalWorkflowRuntime:
             refs[logical] = logical
             attrs[(logical, "Arn")] = arn
             self.function_names[logical] = folder
+            reserved[logical] = resource["Properties"].get("ReservedConcurrentExecutions")
         for resource in resources.values():
             if resource["Type"] != "AWS::StepFunctions::StateMachine":
                 continue
@@ -114,9 +135,26 @@ class LocalWorkflowRuntime:
             arn = sfn.create_state_machine(name=name, definition=definition, roleArn=_ROLE,
                                            type=props.get("StateMachineType", "STANDARD"))["stateMachineArn"]
             self.arns[name] = arn
+            definitions.append(definition)
+        # Only the functions the state machines call run here (the HTTP ones run in the server's own threads).
+        self._bound({logical: r for logical, r in reserved.items() if any(logical in d for d in definitions)})
         missing = [m for m in MACHINES if m not in self.arns]
         if missing:
             raise RuntimeError(f"the synthesized template lacks {missing}")
+
+    def _bound(self, reserved: dict[str, int | None]) -> None:
+        """Each function's concurrency: its reserved concurrency, scaled down so that the most reserved one (the
+        interactive query steps) gets the local bound and the others their share of it (at least LOCAL_FLOOR,
+        never more than reserved): a burst of background enrichment leaves room for questions, as on AWS."""
+        top = max((r for r in reserved.values() if r), default=0)
+        for logical, r in reserved.items():
+            bounds = [r] if r else []
+            if self.concurrency is not None:
+                floor = min(LOCAL_FLOOR, self.concurrency)
+                bounds.append(max(floor, round(self.concurrency * r / top)) if r else self.concurrency)
+            if bounds:
+                self.limits[logical] = min(bounds)
+                self._slots[logical] = threading.BoundedSemaphore(self.limits[logical])
 
     def _patch_invoke(self) -> None:
         from moto.awslambda_simple.models import LambdaSimpleBackend
@@ -155,6 +193,21 @@ class LocalWorkflowRuntime:
         folder = self.function_names.get(name)
         if folder is None:
             return json.dumps({"errorType": "ResourceNotFoundException", "errorMessage": name}).encode()
+        slots = self._slots.get(name)
+        # Reject rather than wait, as Lambda does: a wait would count against the state's timeout. moto reports an
+        # error of the invoke call itself as "Exception" for a Task on a bare function ARN, so the throttle is
+        # answered as the error the ASL matches on AWS (Lambda.TooManyRequestsException).
+        if slots is not None and not slots.acquire(blocking=False):
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": THROTTLED, "errorMessage": f"Rate Exceeded: {name} already runs "
+                               f"{self.limits[name]} concurrent invocations"}).encode()
+        try:
+            return self._run(folder, body, response_headers)
+        finally:
+            if slots is not None:
+                slots.release()
+
+    def _run(self, folder: str, body: Any, response_headers: dict[str, str]) -> bytes:
         payload = json.loads(body) if body else {}
         context = LambdaContext(f"engram-{folder}")
         context.aws_request_id = str(uuid.uuid4())

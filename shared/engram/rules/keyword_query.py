@@ -30,7 +30,7 @@ def plain_terms(query: str) -> str:
 
 
 _OPERATOR = re.compile(r"\"|\b(AND|OR|NOT)\b|(?<!\w)[-+](?=\w)|\w\*|\b(" + "|".join(QUERY_FIELDS) + r"):")
-_NATURAL_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_NATURAL_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")  # letters and digits of any script
 
 
 def has_syntax(query: str) -> bool:

@@ -8,7 +8,7 @@ world id first: no port method can reach across worlds.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Sequence
+from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -298,8 +298,11 @@ class RetrievalStore(Protocol):
                             context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]:
         """`documents` with each row's cosine similarity to the vector (None for a row without one)."""
         ...
-    def adjacent_events(self, world_id: str, event_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
-        """The `span` events before and after each event in its conversation, nearest first."""
+    def adjacent_documents(self, world_id: str, event_ids: Sequence[str], embedding: Sequence[float], *,
+                           context_weight: float = 0.0, span: int = 1, known: Collection[str] = ()
+                           ) -> tuple[dict[str, list[str]], list[tuple[IndexDocument, float | None]]]:
+        """The `span` events before and after each event in its conversation, nearest first, and the documents
+        (as `candidate_documents`) of those neighbours not `known` already."""
         ...
     def entity_documents(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
                          user_id: str | None, kinds: Sequence[DocKind], limit: int,

@@ -95,15 +95,12 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     # The brains' candidates in weighted-RRF order, as many as fusion scores; then the turns around the best.
     fused = rrf(rankings, weights, h.rrf_k)
     candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.search_pool, limit)]
-    # The candidates' documents are read while the turns around them are looked up; then those turns' own.
-    neighbours_f = _BRAINS.submit(_neighbours, clients, world_id, candidates, h)
+    # The candidates' documents are read while the turns around the best of them are, with their own documents.
+    neighbours_f = _BRAINS.submit(_neighbours, clients, world_id, candidates, vector, h)
     found = clients.store.candidate_documents(world_id, [_ref(k) for k in candidates], vector,
                                               context_weight=h.search_context_weight)
-    neighbours = neighbours_f.result()
-    chosen = set(candidates)
-    around = list(dict.fromkeys(n for near in neighbours.values() for n in near if n not in chosen))
-    found += clients.store.candidate_documents(world_id, [_ref(k) for k in around], vector,
-                                               context_weight=h.search_context_weight)
+    neighbours, around = neighbours_f.result()
+    found += around
     similarity: dict[Key, float] = {}
     docs: dict[Key, IndexDocument] = {}
     for d, sim in found:
@@ -166,13 +163,17 @@ def _ref(k: Key) -> tuple[DocKind, str]:
     return kind, doc_id  # type: ignore[return-value]
 
 
-def _neighbours(clients: Clients, world_id: str, candidates: list[Key], h: Heuristics) -> dict[Key, list[Key]]:
-    """The turns before and after the best fused events: a reply is read with what it answers."""
+def _neighbours(clients: Clients, world_id: str, candidates: list[Key], vector: Sequence[float],
+                h: Heuristics) -> tuple[dict[Key, list[Key]], list[tuple[IndexDocument, float | None]]]:
+    """The turns before and after the best fused events (a reply is read with what it answers), and the
+    documents of those that are not candidates already."""
     if h.search_expand_top <= 0 or (h.search_neighbour_weight <= 0 and h.search_session_weight <= 0):
-        return {}
+        return {}, []
     best = [k for k in candidates if k.startswith("event:")][: h.search_expand_top]
-    adjacent = clients.store.adjacent_events(world_id, [_ref(k)[1] for k in best])
-    return {key("event", e): [key("event", n) for n in near] for e, near in adjacent.items()}
+    adjacent, around = clients.store.adjacent_documents(
+        world_id, [_ref(k)[1] for k in best], vector, context_weight=h.search_context_weight,
+        known={_ref(k)[1] for k in candidates if k.startswith("event:")})
+    return {key("event", e): [key("event", n) for n in near] for e, near in adjacent.items()}, around
 
 
 def _hit(doc: IndexDocument, scored: Scored, rankings: dict[str, list[Key]], highlights: list[str],

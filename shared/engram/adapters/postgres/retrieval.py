@@ -7,7 +7,10 @@ statement filters on world_id."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
 from engram.adapters.postgres.search import DOCUMENT_SQL
@@ -73,53 +76,28 @@ class RetrievalRepo(PostgresBase):
         vector), in the order asked, missing rows skipped: one statement per kind for the search's candidates."""
         if not refs:
             return []
-        wanted: dict[str, list[str]] = defaultdict(list)
+        wanted: dict[DocKind, list[str]] = defaultdict(list)
         for kind, doc_id in refs:
             wanted[kind].append(doc_id)
-        vector = to_vector(embedding)
         found: dict[tuple[str, str], tuple[IndexDocument, float | None]] = {}
         with self.tx(world_id) as cur:
             for wanted_kind, ids in wanted.items():
-                table, id_col, _extra = _VECTOR_TABLES[wanted_kind]
-                if wanted_kind == "event" and context_weight > 0:
-                    similarity = ("(1 - %s::float8) * (1 - (t.embedding <=> %s)) + %s::float8 * "
-                                  "(1 - (coalesce(t.context_embedding, t.embedding) <=> %s))")
-                    params: tuple[object, ...] = (context_weight, vector, context_weight, vector)
-                else:
-                    similarity, params = "1 - (t.embedding <=> %s)", (vector,)
-                cur.execute(f"SELECT d.*, {similarity} AS similarity FROM ({DOCUMENT_SQL[wanted_kind]}) d "
-                            f"JOIN {table} t ON t.world_id = %s AND t.{id_col} = d.doc_id",
-                            (*params, world_id, ids, world_id))
-                for r in cur.fetchall():
-                    sim = r.pop("similarity")
-                    # Rows of our own statements, already typed: constructed, not validated (the search's hot path).
-                    found[(wanted_kind, r["doc_id"])] = (
-                        IndexDocument.model_construct(world_id=world_id, kind=wanted_kind,
-                                                      **{k: v for k, v in r.items() if v is not None}),
-                        None if sim is None else float(sim))
+                found.update(_scored_documents(cur, world_id, wanted_kind, ids, embedding, context_weight))
         return [found[(k, i)] for k, i in refs if (k, i) in found]
 
-    def adjacent_events(self, world_id: str, event_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
-        """For each event, the `span` events before and after it in its conversation, nearest first."""
+    def adjacent_documents(self, world_id: str, event_ids: Sequence[str], embedding: Sequence[float], *,
+                           context_weight: float = 0.0, span: int = 1, known: Collection[str] = ()
+                           ) -> tuple[dict[str, list[str]], list[tuple[IndexDocument, float | None]]]:
+        """For each event, the `span` events before and after it in its conversation, nearest first; and the
+        documents of those neighbours not `known` already (as `candidate_documents`), in one transaction: the
+        turns around the search's best events in one step."""
         if not event_ids:
-            return {}
+            return {}, []
         with self.tx(world_id) as cur:
-            cur.execute(
-                "SELECT c.event_id AS id, n.event_id AS near FROM chat_events c CROSS JOIN LATERAL ("
-                " (SELECT p.event_id, 0 AS side, p.occurred_at FROM chat_events p WHERE p.world_id = c.world_id "
-                "   AND p.conversation_id = c.conversation_id AND (p.occurred_at, p.event_id) < (c.occurred_at, c.event_id) "
-                "   ORDER BY p.occurred_at DESC, p.event_id DESC LIMIT %(s)s) "
-                " UNION ALL "
-                " (SELECT p.event_id, 1, p.occurred_at FROM chat_events p WHERE p.world_id = c.world_id "
-                "   AND p.conversation_id = c.conversation_id AND (p.occurred_at, p.event_id) > (c.occurred_at, c.event_id) "
-                "   ORDER BY p.occurred_at, p.event_id LIMIT %(s)s)) n "
-                "WHERE c.world_id = %(w)s AND c.event_id = ANY(%(ids)s) "
-                "ORDER BY c.event_id, abs(extract(epoch FROM n.occurred_at - c.occurred_at))",
-                {"w": world_id, "ids": list(event_ids), "s": span})
-            out: dict[str, list[str]] = defaultdict(list)
-            for r in cur.fetchall():
-                out[r["id"]].append(r["near"])
-        return dict(out)
+            adjacent = _adjacent(cur, world_id, event_ids, span)
+            wanted = [n for n in dict.fromkeys(n for near in adjacent.values() for n in near) if n not in known]
+            found = _scored_documents(cur, world_id, "event", wanted, embedding, context_weight) if wanted else {}
+        return adjacent, [found[("event", n)] for n in wanted if ("event", n) in found]
 
     def entity_documents(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
                          user_id: str | None, kinds: Sequence[DocKind], limit: int,
@@ -192,3 +170,46 @@ class RetrievalRepo(PostgresBase):
         hits = self.semantic_search(world_id, row["embedding"].to_numpy(), user_id=None, kinds=kinds, limit=limit + 1,
                                     min_similarity=min_similarity)
         return [h for h in hits if (h.kind, h.doc_id) != (kind, doc_id)][:limit]
+
+
+def _scored_documents(cur: Cursor[dict[str, Any]], world_id: str, kind: DocKind, ids: list[str],
+                      embedding: Sequence[float], context_weight: float
+                      ) -> dict[tuple[str, str], tuple[IndexDocument, float | None]]:
+    """The documents of one kind's rows with their similarity to the vector, by (kind, id)."""
+    table, id_col, _extra = _VECTOR_TABLES[kind]
+    vector = to_vector(embedding)
+    if kind == "event" and context_weight > 0:
+        similarity = ("(1 - %s::float8) * (1 - (t.embedding <=> %s)) + %s::float8 * "
+                      "(1 - (coalesce(t.context_embedding, t.embedding) <=> %s))")
+        params: tuple[object, ...] = (context_weight, vector, context_weight, vector)
+    else:
+        similarity, params = "1 - (t.embedding <=> %s)", (vector,)
+    cur.execute(f"SELECT d.*, {similarity} AS similarity FROM ({DOCUMENT_SQL[kind]}) d "
+                f"JOIN {table} t ON t.world_id = %s AND t.{id_col} = d.doc_id", (*params, world_id, ids, world_id))
+    found: dict[tuple[str, str], tuple[IndexDocument, float | None]] = {}
+    for r in cur.fetchall():
+        sim = r.pop("similarity")
+        # Rows of our own statements, already typed: constructed, not validated (the search's hot path).
+        found[(kind, r["doc_id"])] = (
+            IndexDocument.model_construct(world_id=world_id, kind=kind, **{k: v for k, v in r.items() if v is not None}),
+            None if sim is None else float(sim))
+    return found
+
+
+def _adjacent(cur: Cursor[dict[str, Any]], world_id: str, event_ids: Sequence[str], span: int) -> dict[str, list[str]]:
+    cur.execute(
+        "SELECT c.event_id AS id, n.event_id AS near FROM chat_events c CROSS JOIN LATERAL ("
+        " (SELECT p.event_id, 0 AS side, p.occurred_at FROM chat_events p WHERE p.world_id = c.world_id "
+        "   AND p.conversation_id = c.conversation_id AND (p.occurred_at, p.event_id) < (c.occurred_at, c.event_id) "
+        "   ORDER BY p.occurred_at DESC, p.event_id DESC LIMIT %(s)s) "
+        " UNION ALL "
+        " (SELECT p.event_id, 1, p.occurred_at FROM chat_events p WHERE p.world_id = c.world_id "
+        "   AND p.conversation_id = c.conversation_id AND (p.occurred_at, p.event_id) > (c.occurred_at, c.event_id) "
+        "   ORDER BY p.occurred_at, p.event_id LIMIT %(s)s)) n "
+        "WHERE c.world_id = %(w)s AND c.event_id = ANY(%(ids)s) "
+        "ORDER BY c.event_id, abs(extract(epoch FROM n.occurred_at - c.occurred_at))",
+        {"w": world_id, "ids": list(event_ids), "s": span})
+    out: dict[str, list[str]] = defaultdict(list)
+    for r in cur.fetchall():
+        out[r["id"]].append(r["near"])
+    return dict(out)

@@ -140,8 +140,11 @@ def test_the_index_backed_lookups_read_the_world_of_the_transaction_not_a_parame
                   (GHOST,))
     owner.execute("INSERT INTO keyword_documents (world_id, doc_id, kind, text) VALUES (%s, 'ghost_doc', 'event', "
                   "'zorvath quill was here') ON CONFLICT DO NOTHING", (GHOST,))
+    owner.execute("INSERT INTO episodic_memories (world_id, memory_id, user_id, conversation_id, content, event_ids, "
+                  "entity_ids, importance, occurred_at) VALUES (%s, 'ghost_ep', 'u', 'c', 'Zorvath Quill visited', "
+                  "'{}', '{ghost_ent}', 0.5, now()) ON CONFLICT DO NOTHING", (GHOST,))
     store: Any = populated.store
-    found: dict[str | None, tuple[int, int, int]] = {}
+    found: dict[str | None, tuple[int, int, int, int]] = {}
     for world in (GHOST, "rls-a", None):
         with store.tx(world) as cur:
             cur.execute("SELECT set_config('pg_trgm.similarity_threshold', '0.5', true)")
@@ -150,5 +153,7 @@ def test_the_index_backed_lookups_read_the_world_of_the_transaction_not_a_parame
             cur.execute("SELECT count(*) AS n FROM engram_entities_named('zorvath quil', '%%zorvath%%')")
             named = cur.fetchone()["n"]
             cur.execute("SELECT count(*) AS n FROM engram_keyword_matches(to_tsquery('english', 'zorvath'), NULL, NULL)")
-            found[world] = (fuzzy, named, cur.fetchone()["n"])
-    assert found == {GHOST: (1, 1, 1), "rls-a": (0, 0, 0), None: (0, 0, 0)}
+            keyword = cur.fetchone()["n"]
+            cur.execute("SELECT count(*) AS n FROM engram_episodes_naming('{ghost_ent}')")
+            found[world] = (fuzzy, named, keyword, cur.fetchone()["n"])
+    assert found == {GHOST: (1, 1, 1, 1), "rls-a": (0, 0, 0, 0), None: (0, 0, 0, 0)}

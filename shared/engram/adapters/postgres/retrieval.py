@@ -142,9 +142,13 @@ class RetrievalRepo(PostgresBase):
                       f"{_similarity('event', context_weight)} AS sim FROM chat_events ev WHERE ev.world_id = %(w)s "
                       "AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "
                       f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev"),
+            # The episodes naming a seed, found on the GIN index by a lookup that row-level security leaves it to
+            # (migration 0016), then read by primary key.
             "episodic": (f"SELECT p.memory_id AS id, max(s.weight) * {_similarity('episodic', 0)} AS score "
-                         f"FROM ({seeds}) s JOIN episodic_memories p ON p.world_id = %(w)s AND p.status = 'active' "
-                         "AND p.entity_ids @> ARRAY[s.entity_id] "
+                         f"FROM ({seeds}) s JOIN engram_episodes_naming(%(e)s::text[]) n "
+                         "ON n.entity_ids @> ARRAY[s.entity_id] "
+                         "JOIN episodic_memories p ON p.world_id = %(w)s AND p.memory_id = n.memory_id "
+                         "AND p.status = 'active' "
                          f"WHERE p.embedding IS NOT NULL AND {_user_filter('episodic', user_id, 'p.')} "
                          "GROUP BY p.memory_id, p.embedding"),
         }

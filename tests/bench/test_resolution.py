@@ -257,7 +257,7 @@ class CountingLLM:
 @dataclass
 class Outcome:
     case: Case
-    mention_id: int | None
+    mention_id: str | None
     method: str
     entity_id: str | None
     candidates: list[str]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -413,6 +414,17 @@ def test_a_disambiguation_cannot_be_settled_with_another_worlds_entity(clients: 
     with pytest.raises(NotFound):  # nor another world's mention
         settle_disambiguation(clients, "w-far", mention(clients, "w-near", e1, "Katherine Johns").mention_id,
                               SettleRequest(entity_id=elsewhere))
+
+
+def test_mention_ids_taken_in_turn_by_two_worlds_reveal_neither_worlds_activity(clients: Clients) -> None:
+    taken: list[str] = []
+    for i in range(6):
+        for world in ("w-count-a", "w-count-b"):
+            [e1] = say(clients, world, f"Ines Duarte{i} met Omar Haddad{i}.", enrich=False)
+            taken += [m.mention_id for m in clients.store.recorded_mentions(world, [e1])]
+    assert len(taken) == len(set(taken)) == 24
+    assert all(isinstance(i, str) and re.fullmatch(r"men_[0-9a-f]{32}", i) for i in taken)  # no counter
+    assert sorted(taken) != taken and sorted(taken, reverse=True) != taken  # nor any order of creation
 
 
 # ---------------------------------------------------------------- the graph

@@ -76,7 +76,7 @@ class Relationship(Record):
 class RecordedMention(Record):
     """A mention as resolution left it, with who said it where: the rows a user settles."""
 
-    mention_id: int
+    mention_id: str  # "men_" and 32 random hex digits (migration 0018): no order, no count
     world_id: str
     event_id: str
     user_id: str
@@ -126,7 +126,7 @@ class Settlement(Frozen):
     mention: RecordedMention
     entity: CanonicalEntity
     alias: EntityAlias
-    also_settled: list[int] = Field(default_factory=list)  # the user's other mentions of the same words
+    also_settled: list[str] = Field(default_factory=list)  # the user's other mentions of the same words
 
 
 class DomainSource(Frozen):

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from engram.errors import ConfigurationError
+from engram.model.entities import DomainTables
 from engram.model.insights import InterventionKind
 
 LLMKind = Literal["offline", "anthropic", "bedrock"]
@@ -70,11 +71,19 @@ class Settings(BaseSettings):
     # The domain database the resolve step searches for unknown names (tables described in `domain_ontology`).
     # Unset: no domain stage.
     domain_database_url: str | None = None
+    # The tables and columns of it a world's ontology may name (DomainTables.parse: `customers(customer_id,
+    # full_name); ...`, rows carrying their world in `world_id`, or JSON naming another world column). Unset: none.
+    domain_tables: Annotated[DomainTables, NoDecode] = Field(default_factory=DomainTables)
 
     # Web search for questions that need current information (DuckDuckGo Instant Answer): off unless enabled.
     web_search: bool = False
     web_search_url: str = "https://api.duckduckgo.com/"
     web_search_timeout_s: float = 3.0
+
+    @field_validator("domain_tables", mode="before")
+    @classmethod
+    def _parse_domain_tables(cls, value: object) -> object:
+        return DomainTables.parse(value) if isinstance(value, str) else value
 
     def resolved_llm(self) -> LLMKind:
         if self.llm is not None:

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from engram.errors import InvalidInput
 from engram.model.common import utcnow
+from engram.model.entities import DomainTables
 from engram.model.portability import (
     FORMAT,
     FORMAT_VERSION,
@@ -270,6 +271,7 @@ def import_document(clients: Clients, world_id: str, lines: Iterable[str | bytes
     transaction; then vectors missing for what was inserted are computed and the keyword index catches up
     through the outbox the transaction wrote (both derived, both safe to redo by importing again)."""
     document = parse_document(lines, schema_version=clients.store.schema_version())
+    refuse_unallowed_domain_sources(document.rows.get("ontology", []), clients.settings.domain_tables)
     header = document.header
     same_embedder = header.embedder is not None and (header.embedder.name, header.embedder.dim) == (
         clients.embedder.name, clients.embedder.dim)
@@ -291,6 +293,18 @@ def import_document(clients: Clients, world_id: str, lines: Iterable[str | bytes
     logger.info("export imported", extra={"world_id": world_id, "source_world_id": header.world_id,
                                            "inserted": result.inserted, "skipped": result.skipped})
     return result
+
+
+def refuse_unallowed_domain_sources(rows: Iterable[dict[str, Any]], allowed: DomainTables) -> None:
+    """A world's ontology points the resolve step at domain tables: only at those the operator allows. A row
+    naming another table or column is refused, naming it, before anything is written."""
+    refused = sorted({f"{r['source_table']}({r['key_column']}, {r['name_column']})" for r in rows
+                      if any(r.get(c) is not None for c in ("source_table", "key_column", "name_column"))
+                      and allowed.table_for(r.get("source_table"), r.get("key_column"), r.get("name_column")) is None})
+    if refused:
+        raise InvalidExport(f"ontology rows name domain tables or columns that ENGRAM_DOMAIN_TABLES does not allow: "
+                            f"{'; '.join(refused)}; nothing was written", [{"type": "ontology", "source": r}
+                                                                           for r in refused])
 
 
 def index_imported(clients: Clients, world_id: str, inserted: dict[str, list[Any]], outbox_ids: Sequence[int], *,

@@ -249,7 +249,7 @@ class CoreferenceTask:
 
     references: list[Reference]
     candidates: list[EntitySighting]
-    mention_ids: dict[str, int]  # reference id -> mention id
+    mention_ids: dict[str, str]  # reference id -> mention id
 
 
 NO_COREFERENCE = CoreferenceTask([], [], {})
@@ -287,7 +287,7 @@ def link_references(clients: Clients, scope: ResolutionScope, window: Sequence[S
     allowed = {c.entity_id for c in task.candidates}
     references = {r.reference_id: r for r in task.references}
     users = {e.event_id: e.user_id for e in window}
-    updates: list[tuple[int, str, str, float]] = []
+    updates: list[tuple[str, str, str, float]] = []
     for link in coreferences:
         ref = references.pop(link.reference_id, None)  # one link per reference: the first the model gave
         if ref is None or link.entity_id not in allowed or link.entity_id == ref.speaker_entity_id:
@@ -309,7 +309,7 @@ def window_events(window: Sequence[StoredEvent]) -> list[WindowEvent]:
 
 
 # ---------------------------------------------------------------- the user settles a disambiguation
-def settle_disambiguation(clients: Clients, world_id: str, mention_id: int, request: SettleRequest) -> Settlement:
+def settle_disambiguation(clients: Clients, world_id: str, mention_id: str, request: SettleRequest) -> Settlement:
     """The user's choice for a mention that had several candidates: the mention resolves, the user's alias
     is learned (so the next mention takes the fast path), and the user's other mentions of the same words
     still waiting are settled alike."""

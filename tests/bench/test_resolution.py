@@ -30,7 +30,7 @@ from engram.adapters.postgres.domain import PostgresDomainDatabase
 from engram.extraction import extract_events
 from engram.ingest import ingest_events
 from engram.model.common import new_id
-from engram.model.entities import DomainSource, EntitySighting, Relationship, SettleRequest
+from engram.model.entities import DomainSource, DomainTables, EntitySighting, Relationship, SettleRequest
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ExtractionResult, LLMReply, Reference, WindowEvent
@@ -257,7 +257,7 @@ class CountingLLM:
 @dataclass
 class Outcome:
     case: Case
-    mention_id: int | None
+    mention_id: str | None
     method: str
     entity_id: str | None
     candidates: list[str]
@@ -426,7 +426,7 @@ def domain(clients: Clients, pg_server: object) -> Iterator[tuple[PostgresDomain
     from engram.local.database import ensure_database
 
     url = ensure_database(pg_server, f"bench_domain_{os.getpid()}")
-    db = PostgresDomainDatabase(url)
+    db = PostgresDomainDatabase(url, DomainTables.parse("customers(customer_id, full_name)"))
     clients.domain = db
     yield db, url
     clients.domain = None
@@ -439,10 +439,11 @@ def test_resolution_quality_learning_and_the_fast_path_at_100k_aliases(
     world = build_world(clients, rnd)
     with psycopg.connect(domain[1], autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS customers")
-        conn.execute("CREATE TABLE customers (customer_id int PRIMARY KEY, full_name text NOT NULL)")
+        conn.execute("CREATE TABLE customers (world_id text NOT NULL, customer_id int PRIMARY KEY, "
+                     "full_name text NOT NULL)")
         with conn.cursor() as cur:
-            cur.executemany("INSERT INTO customers VALUES (%s, %s)", world.customers)
-        conn.execute("CREATE INDEX ON customers (lower(full_name))")
+            cur.executemany("INSERT INTO customers VALUES (%s, %s, %s)", [(WORLD, *c) for c in world.customers])
+        conn.execute("CREATE INDEX ON customers (world_id, lower(full_name))")
     clients.store.upsert_domain_source(WORLD, DomainSource(entity_type="customer", source_table="customers",
                                                            key_column="customer_id", name_column="full_name"))
     cases = build_cases(world, rnd)

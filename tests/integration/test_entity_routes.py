@@ -107,10 +107,13 @@ def test_a_disambiguation_is_listed_then_settled_and_the_alias_is_learned(api: h
 def test_settling_refuses_a_bad_answer_an_unknown_mention_and_another_worlds_entity(
         api: httpx.Client, clients: Clients, graph: dict[str, str]) -> None:
     base = f"/v1/worlds/{WORLD}/disambiguations"
-    assert api.post(f"{base}/999999/resolution", json={"entity_id": graph["sam"]}).status_code == 404
-    assert api.post(f"{base}/1/resolution", json={}).status_code == 422
-    assert api.post(f"{base}/1/resolution", json={"entity_id": graph["sam"], "new_entity": True}).status_code == 422
-    assert api.post(f"{base}/abc/resolution", json={"entity_id": graph["sam"]}).status_code == 422
+    unknown = "men_" + "0" * 32
+    assert api.post(f"{base}/{unknown}/resolution", json={"entity_id": graph["sam"]}).status_code == 404
+    assert api.post(f"{base}/{unknown}/resolution", json={}).status_code == 422
+    assert api.post(f"{base}/{unknown}/resolution", json={"entity_id": graph["sam"], "new_entity": True}
+                    ).status_code == 422
+    for malformed in ("abc", "1", "men_" + "0" * 300):  # not a mention id: a serial number is none any more
+        assert api.post(f"{base}/{malformed}/resolution", json={"entity_id": graph["sam"]}).status_code == 422
 
 
 def test_another_worlds_entities_are_not_found(api: httpx.Client, graph: dict[str, str]) -> None:

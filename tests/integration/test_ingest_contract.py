@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import random
+import string
+import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
 
 import pytest
 
 from engram.consolidation import plan
 from engram.ingest import ingest_events, sweep_stalled
-from engram.model.events import IngestRequest
+from engram.model.events import IngestRequest, StoredEvent
 from engram.service import Clients
 from tests.fakes.workflows import RecordingWorkflows
 
@@ -81,3 +88,38 @@ def test_the_scheduled_plan_sweeps_stalled_events_of_every_world_and_failed_ones
     assert retried.events >= 1
     event = clients.store.get_event("w-sweep", "lost-0")
     assert event is not None and event.enrichment_status == "pending" and event.enrichment_error is None
+
+
+class _Together:
+    """The store, with every `insert_events` call held until all the batches of a round have reached it: the
+    batches meet in the database, as concurrent requests of a busy API do."""
+
+    def __init__(self, store: object, batches: int) -> None:
+        self.store, self.barrier = store, threading.Barrier(batches, timeout=30)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def insert_events(self, events: Sequence[StoredEvent]) -> list[bool]:
+        self.barrier.wait()
+        return self.store.insert_events(events)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_concurrent_batches_with_overlapping_ids_in_different_orders_store_each_event_once(clients: Clients) -> None:
+    rng = random.Random(17)
+    # Long turns keep each batch's transaction open long enough for the batches to meet inside it.
+    words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(2_000)]
+    for round_ in range(8):
+        ids = [f"overlap{round_}-{i}" for i in range(100)]
+        content = {i: " ".join(rng.choices(words, k=1_500)) for i in ids}
+        batches = [IngestRequest.model_validate({"events": [
+            {"event_id": i, "user_id": "dana", "conversation_id": "c1", "role": "user", "content": content[i]}
+            for i in rng.sample(ids, len(ids))]}) for _ in range(4)]
+        meeting = dataclasses.replace(clients, store=_Together(clients.store, len(batches)),  # type: ignore[arg-type]
+                                      workflows=RecordingWorkflows())
+        with ThreadPoolExecutor(max_workers=len(batches)) as pool:  # no deadlock: every batch is acknowledged
+            responses = list(pool.map(partial(ingest_events, meeting, "w-overlap"), batches))
+        accepted = [e.event_id for r in responses for e in r.events if not e.duplicate]
+        assert sorted(accepted) == sorted(ids)  # each event stored by exactly one batch...
+        assert sum(r.duplicates for r in responses) == 3 * len(ids)  # ...and flagged a duplicate in the others
+    assert _count(clients, "w-overlap") == 8 * 100

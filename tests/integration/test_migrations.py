@@ -1,6 +1,10 @@
+import os
+import re
+
 import psycopg
 import pytest
 
+from engram.adapters.postgres import migrations
 from engram.adapters.postgres.migrations import apply_migrations, migration_files
 from engram.errors import ConfigurationError
 
@@ -46,3 +50,27 @@ def test_applying_twice_applies_nothing_the_second_time(pg_url: str) -> None:
 def test_a_different_embedding_dimension_is_refused_with_a_clear_error(pg_url: str) -> None:
     with pytest.raises(ConfigurationError, match="384-dimensional"):
         apply_migrations(pg_url, 1024)
+
+
+def test_mentions_stored_before_migration_0018_get_opaque_ids_and_new_ones_do_too(
+        pg_server: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.local.database import ensure_database
+
+    url = ensure_database(pg_server, f"mentions_{os.getpid()}")
+    with monkeypatch.context() as before:
+        before.setattr(migrations, "migration_files", lambda: [m for m in migration_files() if m[0] < 18])
+        apply_migrations(url, 384)
+    mention = ("INSERT INTO entity_mentions (world_id, event_id, mention, kind, span_start, span_end, method, "
+               "confidence) VALUES (%s, 'e1', 'Ana', 'name', %s, %s, 'created', 1)")
+    with psycopg.connect(url, autocommit=True) as conn:
+        for world, start in [("w-a", 0), ("w-b", 0), ("w-a", 5)]:
+            conn.execute(mention, (world, start, start + 3))
+        assert conn.execute("SELECT array_agg(mention_id ORDER BY mention_id) FROM entity_mentions").fetchone() == (
+            [1, 2, 3],)
+
+    apply_migrations(url, 384)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(mention, ("w-b", 9, 12))
+        rows = conn.execute("SELECT world_id, span_start, mention_id FROM entity_mentions").fetchall()
+    assert sorted((w, s) for w, s, _ in rows) == [("w-a", 0), ("w-a", 5), ("w-b", 0), ("w-b", 9)]
+    assert all(re.fullmatch(r"men_[0-9a-f]{32}", i) for _, _, i in rows) and len({i for _, _, i in rows}) == 4

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from engram.adapters.postgres.portability import USER_FILTERS
+from engram.config import Settings
 from engram.consolidation import consolidate_scope, finish_run, plan
 from engram.extraction import extract_events, index_pending
 from engram.ingest import ingest_events
@@ -324,6 +325,28 @@ def test_a_bad_document_is_refused_whole_with_a_clear_error_and_writes_nothing(
     assert "truncated" in _refused(api, "port-bad", truncated, 422, "invalid_export")["message"]
 
     assert all(_count(source, kind.table, "port-bad") == 0 for kind in KINDS.values())
+
+
+def test_an_ontology_row_naming_a_domain_table_or_column_the_operator_does_not_allow_is_refused_naming_it(
+        api: httpx.Client, source: Clients, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source, "settings", Settings(domain_tables="customers(customer_id, full_name)"))
+    header = json.loads(export_page(source, WORLD, "ben").lines[0])
+
+    def document(*rows: dict[str, object]) -> bytes:
+        records = [{"type": "ontology", "data": {"kind": "entity_type", **row}} for row in rows]
+        return "\n".join(map(json.dumps, [{**header, "counts": {"ontology": len(records)}}, *records])).encode()
+
+    customer = {"concept": "customer", "source_table": "customers", "key_column": "customer_id",
+                "name_column": "full_name"}
+    for outside, named in [({"concept": "secret", "source_table": "secrets", "key_column": "id",
+                             "name_column": "holder"}, "secrets(id, holder)"),
+                           ({**customer, "concept": "note", "name_column": "notes"}, "customers(customer_id, notes)")]:
+        error = _refused(api, "port-ontology", document(customer, outside), 422, "invalid_export")
+        assert named in error["message"] and "ENGRAM_DOMAIN_TABLES" in error["message"]
+        assert _count(source, "domain_ontology", "port-ontology") == 0
+    allowed = api.post("/v1/worlds/port-ontology/import", content=document(customer, {"concept": "supplier"}))
+    assert allowed.status_code == 200 and allowed.json()["inserted"] == {"ontology": 2}
+    assert [s.described for s in source.store.domain_sources("port-ontology")] == ["customers(customer_id, full_name)"]
 
 
 def test_an_oversized_import_is_refused_before_it_is_read(api: httpx.Client) -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
 
+from engram.adapters.factory import build_domain
 from engram.adapters.offline_llm import OfflineLLM
 from engram.adapters.postgres.domain import PostgresDomainDatabase
+from engram.config import Settings
 from engram.errors import ConfigurationError, Conflict, NotFound
 from engram.extraction import extract_events
 from engram.graph import entity_detail, find_entities, find_paths
@@ -258,26 +261,41 @@ def test_a_coreference_to_an_entity_the_conversation_did_not_offer_is_ignored(cl
 
 
 # ---------------------------------------------------------------- the domain database
+# What the operator lets resolve read (ENGRAM_DOMAIN_TABLES): the customers' key and name, each row of one world
+# (the `world_id` column, by convention); `suppliers` is allowed but the domain database lacks it.
+ALLOWED = "customers(customer_id, full_name); suppliers(id, name)"
+
+
 @pytest.fixture(scope="module")
 def domain_url(pg_server: object) -> str:
-    """A second database on the same server: the world's own customers table."""
+    """A second database on the same server: the worlds' customers, and a table no world may read."""
     from engram.local.database import ensure_database
 
     url = ensure_database(pg_server, f"domain_{os.getpid()}")
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS customers")
-        conn.execute("CREATE TABLE customers (customer_id int PRIMARY KEY, full_name text NOT NULL, tier text)")
-        conn.execute("INSERT INTO customers VALUES (1, 'Northwind Traders', 'gold'), (2, 'Contoso Ltd', 'silver'), "
-                     "(3, 'Fabrikam', 'gold'), (4, 'Fabrikam', 'bronze')")
+        conn.execute("DROP TABLE IF EXISTS customers, secrets")
+        conn.execute("CREATE TABLE customers (world_id text NOT NULL, customer_id int PRIMARY KEY, "
+                     "full_name text NOT NULL, tier text, notes text)")
+        conn.execute("INSERT INTO customers VALUES ('w-domain', 1, 'Northwind Traders', 'gold', NULL), "
+                     "('w-domain3', 2, 'Contoso Ltd', 'silver', NULL), ('w-domain2', 3, 'Fabrikam', 'gold', NULL), "
+                     "('w-domain2', 4, 'Fabrikam', 'bronze', NULL), ('w-theirs', 5, 'Contoso Ltd', 'gold', NULL), "
+                     "('w-rival', 6, 'Globex Industries', 'gold', 'Owes us for Project Nightingale'), "
+                     "('w-snoop', 7, 'Initrode', 'bronze', 'Project Nightingale')")
+        conn.execute("CREATE TABLE secrets (id int PRIMARY KEY, holder text NOT NULL, pin text NOT NULL)")
+        conn.execute("INSERT INTO secrets VALUES (1, 'Umbrella Holdings', '4921')")
     return url
 
 
 @pytest.fixture
 def domain(clients: Clients, domain_url: str) -> Iterator[PostgresDomainDatabase]:
-    db = PostgresDomainDatabase(domain_url)
+    """The domain database as the operator configures it, with the allow-list above."""
+    original = clients.settings
+    clients.settings = Settings(domain_database_url=domain_url, domain_tables=ALLOWED)
+    db = build_domain(clients.settings)
+    assert isinstance(db, PostgresDomainDatabase)
     clients.domain = db
     yield db
-    clients.domain = None
+    clients.domain, clients.settings = None, original
     db.close()
 
 
@@ -323,13 +341,43 @@ def test_a_world_without_domain_tables_never_searches_the_domain(clients: Client
     assert clients.store.get_entity("w-nodomain", found.entity_id).external_ref is None  # type: ignore[arg-type, union-attr]
 
 
-def test_a_domain_table_the_ontology_names_wrongly_is_a_configuration_error(
+def test_an_allowed_domain_table_the_domain_database_lacks_is_a_configuration_error(
         clients: Clients, domain: PostgresDomainDatabase) -> None:
     clients.store.upsert_domain_source("w-domain4", DomainSource(entity_type="supplier", source_table="suppliers",
                                                                  key_column="id", name_column="name"))
     domain.ping()
-    with pytest.raises(ConfigurationError, match="domain_ontology"):
+    with pytest.raises(ConfigurationError, match="domain_ontology") as raised:
         say(clients, "w-domain4", "We ordered from Initrode Supplies.", enrich=False)
+    assert "suppliers" in raised.value.message and "LINE" not in raised.value.message  # no driver text
+
+
+def test_an_ontology_row_naming_a_table_or_column_outside_the_allow_list_is_never_read(
+        clients: Clients, domain: PostgresDomainDatabase, caplog: pytest.LogCaptureFixture) -> None:
+    clients.store.upsert_domain_source("w-snoop", DomainSource(entity_type="secret", source_table="secrets",
+                                                               key_column="id", name_column="holder"))
+    clients.store.upsert_domain_source("w-snoop", DomainSource(entity_type="project", source_table="customers",
+                                                               key_column="customer_id", name_column="notes"))
+    clients.store.upsert_domain_source("w-snoop", DomainSource(entity_type="account", source_table="public.customers",
+                                                               key_column="customer_id", name_column="full_name"))
+    [e1] = say(clients, "w-snoop", "Umbrella Holdings and Project Nightingale came up today.", enrich=False)
+    found = {m.text: m.method for m in clients.store.recorded_mentions("w-snoop", [e1])}
+    assert found["Umbrella Holdings"] == "created" and found["Project Nightingale"] == "created"
+    assert all(e.external_ref is None for e in clients.store.list_entities("w-snoop", "", 50))
+    ignored = " ".join(r.getMessage() + str(r.__dict__.get("source", "")) for r in caplog.records)
+    assert "secrets(id, holder)" in ignored and "customers(customer_id, notes)" in ignored
+
+
+def test_a_world_never_finds_another_worlds_rows_of_an_allowed_table(
+        clients: Clients, domain: PostgresDomainDatabase) -> None:
+    clients.store.upsert_domain_source("w-domain5", CUSTOMERS)
+    [mine] = say(clients, "w-domain5", "We met Globex Industries and Northwind Traders.", enrich=False)
+    assert {m.text: m.method for m in clients.store.recorded_mentions("w-domain5", [mine])} == {
+        "Globex Industries": "created", "Northwind Traders": "created"}
+    clients.store.upsert_domain_source("w-rival", CUSTOMERS)
+    [theirs] = say(clients, "w-rival", "We met Globex Industries.", enrich=False)
+    rival = mention(clients, "w-rival", theirs, "Globex Industries")
+    assert rival.method == "domain"
+    assert clients.store.get_entity("w-rival", rival.entity_id).external_ref == "customers:6"  # type: ignore[arg-type, union-attr]
 
 
 def test_the_resolve_step_never_calls_the_model(clients: Clients, llm: ScriptedLLM) -> None:
@@ -366,6 +414,17 @@ def test_a_disambiguation_cannot_be_settled_with_another_worlds_entity(clients: 
     with pytest.raises(NotFound):  # nor another world's mention
         settle_disambiguation(clients, "w-far", mention(clients, "w-near", e1, "Katherine Johns").mention_id,
                               SettleRequest(entity_id=elsewhere))
+
+
+def test_mention_ids_taken_in_turn_by_two_worlds_reveal_neither_worlds_activity(clients: Clients) -> None:
+    taken: list[str] = []
+    for i in range(6):
+        for world in ("w-count-a", "w-count-b"):
+            [e1] = say(clients, world, f"Ines Duarte{i} met Omar Haddad{i}.", enrich=False)
+            taken += [m.mention_id for m in clients.store.recorded_mentions(world, [e1])]
+    assert len(taken) == len(set(taken)) == 24
+    assert all(isinstance(i, str) and re.fullmatch(r"men_[0-9a-f]{32}", i) for i in taken)  # no counter
+    assert sorted(taken) != taken and sorted(taken, reverse=True) != taken  # nor any order of creation
 
 
 # ---------------------------------------------------------------- the graph

@@ -103,12 +103,13 @@ def build_workflows(settings: Settings) -> Workflows:
 
 
 def build_domain(settings: Settings) -> DomainDatabase | None:
-    """The domain database the resolve step searches, when `ENGRAM_DOMAIN_DATABASE_URL` is set."""
+    """The domain database the resolve step searches, when `ENGRAM_DOMAIN_DATABASE_URL` is set: the tables
+    `ENGRAM_DOMAIN_TABLES` allows, and nothing else."""
     if not settings.domain_database_url:
         return None
     from engram.adapters.postgres.domain import PostgresDomainDatabase
 
-    return PostgresDomainDatabase(settings.domain_database_url)
+    return PostgresDomainDatabase(settings.domain_database_url, settings.domain_tables)
 
 
 def build_web_search(settings: Settings) -> WebSearch | None:

@@ -50,6 +50,7 @@ ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"
 World = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
 Id = Annotated[str, Path(pattern=ID)]
+MENTION_ID = r"^men_[0-9a-f]{32}$"
 
 ingest_router = Router()
 api_router = Router()
@@ -230,7 +231,7 @@ def disambiguations(world: World, user_id: Annotated[str | None, Query(pattern=I
 
 @api_router.post("/v1/worlds/<world>/disambiguations/<mention_id>/resolution",
                  summary="Settle a disambiguation with an entity (or a new one); the user's alias is learned")
-def settle(world: World, mention_id: Annotated[int, Path(ge=1)], request: SettleRequest) -> Settlement:
+def settle(world: World, mention_id: Annotated[str, Path(pattern=MENTION_ID)], request: SettleRequest) -> Settlement:
     return settle_disambiguation(get_clients(), world, mention_id, request)
 
 

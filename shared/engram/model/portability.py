@@ -82,7 +82,7 @@ class EventRow(Row):
 
 
 class MentionRow(Row):
-    """Keyed by (event, span): the serial `mention_id` is given anew by the importing database."""
+    """Keyed by (event, span): the `mention_id` (a random token) is given anew by the importing database."""
 
     event_id: str
     mention: str

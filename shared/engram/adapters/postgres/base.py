@@ -15,6 +15,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from engram.errors import TransientStoreError
+from engram.observability import logger
 
 APP_ROLE = "engram_app"  # the roles of migration 0008
 MAINTENANCE_ROLE = "engram_maintenance"
@@ -43,7 +44,7 @@ class PostgresBase:
         try:
             self.pool.open(wait=True, timeout=30)
         except psycopg_pool_errors() as exc:
-            raise TransientStoreError(f"database unreachable: {exc}") from exc
+            raise unavailable(UNREACHABLE, exc) from exc
 
     @staticmethod
     def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -101,11 +102,12 @@ class PostgresBase:
         try:
             with self.pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
                 yield cur
-        except (psycopg.OperationalError, psycopg.errors.SerializationFailure,
-                psycopg.errors.DeadlockDetected) as exc:
-            raise TransientStoreError(f"database error: {exc.__class__.__name__}: {exc}") from exc
+        except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected) as exc:
+            raise unavailable(CONCURRENT, exc) from exc
+        except psycopg.OperationalError as exc:
+            raise unavailable(UNREACHABLE, exc) from exc
         except psycopg_pool_errors() as exc:
-            raise TransientStoreError(f"database pool exhausted: {exc}") from exc
+            raise unavailable(BUSY, exc) from exc
 
     def ping(self) -> None:
         with self.tx(None) as cur:
@@ -123,6 +125,19 @@ class PostgresBase:
 def to_vector(embedding: Sequence[float] | None) -> Any:
     """An embedding as pgvector's adapter expects it (None stays NULL)."""
     return None if embedding is None else np.asarray(embedding, dtype=np.float32)
+
+
+# What a client is told when the database fails a request: what happened and that a retry may succeed. The driver's
+# own message (process ids, SQL, relation names) is logged for the operator, never sent.
+UNREACHABLE = "the database is unreachable or ended the request; retry shortly"
+CONCURRENT = "the database gave up the request in favour of a concurrent one; retry it"
+BUSY = "the database is busy; retry shortly"
+
+
+def unavailable(message: str, exc: Exception) -> TransientStoreError:
+    """A driver or pool error as the domain's transient error, its details in the log only."""
+    logger.warning("database error", extra={"error": f"{exc.__class__.__name__}: {exc}", "told": message})
+    return TransientStoreError(message)
 
 
 def psycopg_pool_errors() -> tuple[type[Exception], ...]:

@@ -268,7 +268,7 @@ class EntityRepo(PostgresBase):
                         "ORDER BY ev.occurred_at, m.event_id, m.span_start", (world_id, list(event_ids)))
             return [RecordedMention.model_validate(r) for r in cur.fetchall()]
 
-    def get_mention(self, world_id: str, mention_id: int) -> RecordedMention | None:
+    def get_mention(self, world_id: str, mention_id: str) -> RecordedMention | None:
         with self.tx(world_id) as cur:
             cur.execute(f"SELECT {_MENTION} WHERE m.world_id = %s AND m.mention_id = %s", (world_id, mention_id))
             row = cur.fetchone()
@@ -281,7 +281,7 @@ class EntityRepo(PostgresBase):
                         (world_id, user_id, user_id, limit))
             return [RecordedMention.model_validate(r) for r in cur.fetchall()]
 
-    def set_mention_entities(self, world_id: str, updates: Sequence[tuple[int, str, str, float]]) -> None:
+    def set_mention_entities(self, world_id: str, updates: Sequence[tuple[str, str, str, float]]) -> None:
         if not updates:
             return
         with self.tx(world_id) as cur:

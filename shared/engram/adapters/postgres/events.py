@@ -28,11 +28,14 @@ def _event(row: dict) -> StoredEvent:
 class EventRepo(PostgresBase):
     def insert_events(self, events: Sequence[StoredEvent]) -> list[bool]:
         """Insert one world's batch in one statement and one transaction; False for an event_id already
-        stored. Concurrent replays are safe: ON CONFLICT lets exactly one of them insert each id."""
+        stored. Concurrent replays are safe: ON CONFLICT lets exactly one of them insert each id, and every
+        batch inserts in event id order, so two batches sharing ids wait on each other in one order only
+        (in the order given, each could hold an id the other waits for: a deadlock)."""
         if not events:
             return []
         world_id = events[0].world_id
-        columns = [[getattr(e, c) for e in events] for c in _INSERT_FIELDS]
+        ordered = sorted(events, key=lambda e: e.event_id)  # stable: a repeated id keeps its first occurrence
+        columns = [[getattr(e, c) for e in ordered] for c in _INSERT_FIELDS]
         with self.tx(world_id) as cur:
             cur.execute(
                 f"INSERT INTO chat_events ({EVENT_COLUMNS}) "

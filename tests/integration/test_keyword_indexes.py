@@ -21,6 +21,7 @@ from engram.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.model.search import IndexDocument
 from engram.ports import KeywordIndex
+from engram.reindex import rebuild_index
 from engram.resolution import resolve_events
 from engram.service import Clients
 
@@ -198,3 +199,42 @@ def test_an_event_whose_id_is_an_entitys_keeps_the_entity_findable_through_enric
     found = {(h.kind, h.doc_id) for h in clients.index.search("ids", "Priya OR weather")}
     assert ("entity", entity.doc_id) in found and ("event", entity.doc_id) not in found
 
+
+@pytest.fixture(scope="module")
+def rebuilt_world(clients: Clients) -> str:
+    """A world enriched into the database (and the clients' own index)."""
+    _drive(clients, "rebuilt", [
+        {"event_id": "r-1", "user_id": "ana", "conversation_id": "c", "role": "user",
+         "content": "My sister Priya works at Acme Robotics in Lisbon."},
+        {"event_id": "r-2", "user_id": "ana", "conversation_id": "c", "role": "user", "content": "Priya hates rain."}])
+    return "rebuilt"
+
+
+def test_a_world_is_rebuilt_from_the_database_and_forgets_what_the_database_no_longer_holds(
+        index: KeywordIndex, clients: Clients, rebuilt_world: str) -> None:
+    index.upsert([_doc(rebuilt_world, "gone", "Priya left a note nobody keeps")])
+    written = rebuild_index(clients.store, index, rebuilt_world)
+    found = {(h.kind, h.doc_id) for h in index.search(rebuilt_world, "Priya", limit=50)}
+    assert {("event", "r-1"), ("event", "r-2")} <= found and any(kind == "entity" for kind, _ in found)
+    assert ("event", "gone") not in found
+    assert written == {rebuilt_world: len(clients.store.indexed_refs(rebuilt_world))}
+    assert _ids(index.search("a", "hiking")) == {"1", "2"}  # the other worlds as they were
+    assert rebuilt_world in clients.store.indexed_worlds()
+
+
+def test_engram_reindex_rebuilds_every_worlds_index_in_the_data_directory(
+        clients: Clients, rebuilt_world: str, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from engram.config import get_settings
+    from engram.local.cli import main
+
+    for name, value in {"DATABASE_URL": pg_url, "ENGRAM_DATA_DIR": str(tmp_path), "ENGRAM_EMBEDDER": "hash",
+                        "ENGRAM_KEYWORD_INDEX": "tantivy"}.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        assert main(["reindex"]) == 0
+    finally:
+        get_settings.cache_clear()
+    assert f"{rebuilt_world}: " in capsys.readouterr().out
+    assert {"r-1", "r-2"} <= _ids(TantivyIndex(tmp_path / "index").search(rebuilt_world, "Priya"))

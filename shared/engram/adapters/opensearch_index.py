@@ -111,6 +111,16 @@ class OpenSearchIndex:
             raise TransientStoreError(f"OpenSearch unavailable: {exc}") from exc
         return int(result.get("deleted", 0))
 
+    def clear(self, world_id: str) -> None:
+        # The index stays: a process that knows it exists would otherwise recreate it without the mappings.
+        try:
+            self.client.delete_by_query(index=self._index(world_id), body={"query": {"match_all": {}}},
+                                        refresh=True, conflicts="proceed")
+        except NotFoundError:
+            return
+        except (OSConnectionError, ConnectionTimeout, TransportError) as exc:
+            raise TransientStoreError(f"OpenSearch unavailable: {exc}") from exc
+
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:
         name = self._index(world_id)

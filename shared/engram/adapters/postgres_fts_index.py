@@ -84,6 +84,10 @@ class PostgresFtsIndex:
             cur.execute("DELETE FROM keyword_documents WHERE world_id = %s AND user_id = %s", (world_id, user_id))
             return int(cur.rowcount)
 
+    def clear(self, world_id: str) -> None:
+        with self.db.tx(world_id) as cur:
+            cur.execute("DELETE FROM keyword_documents WHERE world_id = %s", (world_id,))
+
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:
         compiled = compile_query(query)

@@ -150,6 +150,12 @@ class TantivyIndex:
             writer.delete_documents_by_query(query)
         return int(count)
 
+    def clear(self, world_id: str) -> None:
+        if self._world(world_id, create=False) is None:
+            return
+        with self._writer(world_id) as (_, writer):
+            writer.delete_all_documents()
+
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:
         index = self._world(world_id, create=False)
@@ -162,7 +168,7 @@ class TantivyIndex:
             scope.append((tantivy.Occur.Must, self._filter(self._any("user_id", [user_id, ""]))))
         if kinds:
             scope.append((tantivy.Occur.Must, self._filter(self._any("kind", list(kinds)))))
-        index.reload()  # what another process committed too: 15 µs when nothing changed
+        index.reload()  # what another process committed too (engram reindex beside a server): 15 µs if nothing
         searcher = index.searcher()
         words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
         parsed = self._scope_weighted(searcher, words, scope) if words else self._parse(query)
@@ -263,8 +269,8 @@ def _split_shared_index(index: TantivyIndex) -> None:
         return
     try:
         by_world = _shared_documents(index.root)
-    except ValueError as exc:  # unreadable: derived data all the same, rebuilt from the database
-        logger.warning("unreadable keyword index removed", extra={"error": str(exc)})
+    except ValueError as exc:  # unreadable: derived data all the same, and `engram reindex` rebuilds it
+        logger.warning("unreadable keyword index removed; run `engram reindex`", extra={"error": str(exc)})
         by_world = {}
     for docs in by_world.values():
         index.upsert(docs)

@@ -13,7 +13,7 @@ def erase_user(clients: Clients, world_id: str, user_id: str) -> Erasure:
     deleted, entity_ids = clients.store.erase_user(world_id, user_id)
     documents = clients.index.delete_world_user(world_id, user_id)
     if entity_ids:
-        clients.index.delete(world_id, entity_ids)
+        clients.index.delete(world_id, [("entity", e) for e in entity_ids])
         documents += len(entity_ids)
     logger.info("user erased", extra={"world_id": world_id, "deleted": deleted, "index_documents": documents})
     return Erasure(world_id=world_id, user_id=user_id, deleted=deleted, index_documents=documents)

@@ -368,8 +368,9 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
         ops = clients.store.pending_index_ops(world_id, batch)
         if not ops:
             break
+        # By kind and id: an event may carry the id of a fact or an entity, and each is its own document.
         upserts = list(dict.fromkeys((kind, doc_id) for _id, _w, kind, doc_id, op in ops if op == "upsert"))
-        deletes = [doc_id for _id, _w, _kind, doc_id, op in ops if op == "delete"]
+        deletes = [(kind, doc_id) for _id, _w, kind, doc_id, op in ops if op == "delete"]
         documents = clients.store.documents(world_id, upserts)
         clients.index.upsert(documents)
         clients.index.delete(world_id, deletes)

@@ -14,9 +14,16 @@ from engram.adapters.postgres.base import PostgresBase
 from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.adapters.tantivy_index import TantivyIndex
 from engram.config import Settings
+from engram.erase import erase_user
 from engram.errors import ConfigurationError
+from engram.extraction import extract_events, index_pending
+from engram.ingest import ingest_events
+from engram.model.events import IngestRequest
 from engram.model.search import IndexDocument
 from engram.ports import KeywordIndex
+from engram.reindex import rebuild_index
+from engram.resolution import resolve_events
+from engram.service import Clients
 
 pytestmark = pytest.mark.integration
 
@@ -97,12 +104,27 @@ def test_malformed_syntax_degrades_to_plain_terms_instead_of_failing(index: Keyw
 def test_upsert_replaces_delete_removes_and_erasing_a_user_spares_the_rest(index: KeywordIndex) -> None:
     index.upsert([_doc("a", "2", "Bob swims now", user="u2", speaker="Bob")])
     assert _ids(index.search("a", "hiking")) == {"1"}
-    index.delete("a", ["1"])
+    index.delete("a", [("event", "1")])
     assert _ids(index.search("a", "hiking")) == set()
     assert _ids(index.search("b", "hiking")) == {"1"}
     assert index.delete_world_user("a", "u2") == 1
     assert _ids(index.search("a", "swims")) == set()
     assert _ids(index.search("b", "hiking")) == {"1"}
+
+
+def test_documents_of_different_kinds_may_share_an_id_and_each_is_deleted_alone(index: KeywordIndex) -> None:
+    """An event id is the client's choice: one equal to a fact's or an entity's id names another document."""
+    index.upsert([_doc("a", "x7", "Dana adopted a parrot named Kiwi"),
+                  _doc("a", "x7", "Dana owns parrot Kiwi", kind="semantic"),
+                  _doc("a", "x7", "Kiwi the parrot", user=None, kind="entity")])
+    found = {(h.kind, h.doc_id) for h in index.search("a", "parrot")}
+    assert found == {("event", "x7"), ("semantic", "x7"), ("entity", "x7")}
+    index.delete("a", [("event", "x7")])
+    assert {(h.kind, h.doc_id) for h in index.search("a", "parrot")} == {("semantic", "x7"), ("entity", "x7")}
+    index.upsert([_doc("a", "x7", "Kiwi the grey parrot", user=None, kind="entity")])  # replaces its own kind only
+    assert {(h.kind, h.doc_id) for h in index.search("a", "parrot")} == {("semantic", "x7"), ("entity", "x7")}
+    assert index.delete_world_user("a", "u1") >= 1
+    assert {(h.kind, h.doc_id) for h in index.search("a", "kiwi")} == {("entity", "x7")}
 
 
 def test_a_field_query_searches_that_field_only(index: KeywordIndex) -> None:
@@ -123,3 +145,96 @@ def test_the_keyword_index_setting_chooses_full_text_search_over_the_stores_own_
     assert isinstance(build_index(Settings(data_dir=tmp_path)), TantivyIndex)
     with pytest.raises(ConfigurationError):
         build_index(Settings(keyword_index="postgres"))
+
+
+def test_an_index_shared_by_worlds_left_by_an_earlier_version_is_split_by_world_when_opened(tmp_path: Path) -> None:
+    import tantivy
+
+    from engram.adapters.tantivy_index import WORLDS, _schema
+
+    root = tmp_path / "index"
+    root.mkdir()
+    shared = tantivy.Index(_schema(), path=str(root))  # the earlier layout: every world in the root's one index
+    writer = shared.writer(heap_size=15_000_000, num_threads=1)
+    for world, doc_id, kind, user, text in [("a", "1", "event", "u1", "Dana loves hiking near Lisbon"),
+                                            ("a", "ent_dana", "entity", "", "Dana"),
+                                            ("b", "1", "event", "u2", "Bob hikes with his dog")]:
+        writer.add_document(tantivy.Document(key=f"{world}\x1f{doc_id}", world_id=world, doc_id=doc_id, kind=kind,
+                                             user_id=user, conversation="c1", speaker="Dana", text=text))
+    writer.commit()
+    writer.wait_merging_threads()
+    del writer, shared
+
+    index = TantivyIndex(root)
+    assert {(h.kind, h.doc_id) for h in index.search("a", "dana")} == {("event", "1"), ("entity", "ent_dana")}
+    assert _ids(index.search("a", "hiking", user_id="u1")) == {"1"} and _ids(index.search("a", "dog")) == set()
+    assert _ids(index.search("b", "hiking")) == {"1"}
+    assert [p.name for p in root.iterdir()] == [WORLDS]  # the shared index is gone
+    assert _ids(TantivyIndex(root).search("b", "dog")) == {"1"}  # and opening again changes nothing
+
+
+def _drive(clients: Clients, world: str, events: list[dict[str, str]]) -> None:
+    """Events ingested and enriched, their documents indexed through the outbox."""
+    ingest_events(clients, world, IngestRequest.model_validate({"events": events}))
+    ids = [e["event_id"] for e in events]
+    resolve_events(clients, world, ids)
+    extract_events(clients, world, ids)
+    index_pending(clients, world, ids)
+
+
+def test_an_event_whose_id_is_an_entitys_keeps_the_entity_findable_through_enrichment_and_erasure(
+        clients: Clients) -> None:
+    def drive(events: list[dict[str, str]]) -> None:
+        _drive(clients, "ids", events)
+
+    drive([{"event_id": "ids-1", "user_id": "ana", "conversation_id": "c", "role": "user",
+            "content": "My sister Priya works at Acme Robotics in Lisbon."}])
+    [entity] = [h for h in clients.index.search("ids", "Priya", kinds=["entity"])]
+    # Another user sends an event under the entity's id: a document of its own, beside the entity's.
+    drive([{"event_id": entity.doc_id, "user_id": "eve", "conversation_id": "e", "role": "user",
+            "content": "Nothing to see here, just weather talk."}])
+    assert {(h.kind, h.doc_id) for h in clients.index.search("ids", "Priya OR weather")} >= {
+        ("entity", entity.doc_id), ("event", entity.doc_id)}
+    erase_user(clients, "ids", "eve")
+    found = {(h.kind, h.doc_id) for h in clients.index.search("ids", "Priya OR weather")}
+    assert ("entity", entity.doc_id) in found and ("event", entity.doc_id) not in found
+
+
+@pytest.fixture(scope="module")
+def rebuilt_world(clients: Clients) -> str:
+    """A world enriched into the database (and the clients' own index)."""
+    _drive(clients, "rebuilt", [
+        {"event_id": "r-1", "user_id": "ana", "conversation_id": "c", "role": "user",
+         "content": "My sister Priya works at Acme Robotics in Lisbon."},
+        {"event_id": "r-2", "user_id": "ana", "conversation_id": "c", "role": "user", "content": "Priya hates rain."}])
+    return "rebuilt"
+
+
+def test_a_world_is_rebuilt_from_the_database_and_forgets_what_the_database_no_longer_holds(
+        index: KeywordIndex, clients: Clients, rebuilt_world: str) -> None:
+    index.upsert([_doc(rebuilt_world, "gone", "Priya left a note nobody keeps")])
+    written = rebuild_index(clients.store, index, rebuilt_world)
+    found = {(h.kind, h.doc_id) for h in index.search(rebuilt_world, "Priya", limit=50)}
+    assert {("event", "r-1"), ("event", "r-2")} <= found and any(kind == "entity" for kind, _ in found)
+    assert ("event", "gone") not in found
+    assert written == {rebuilt_world: len(clients.store.indexed_refs(rebuilt_world))}
+    assert _ids(index.search("a", "hiking")) == {"1", "2"}  # the other worlds as they were
+    assert rebuilt_world in clients.store.indexed_worlds()
+
+
+def test_engram_reindex_rebuilds_every_worlds_index_in_the_data_directory(
+        clients: Clients, rebuilt_world: str, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from engram.config import get_settings
+    from engram.local.cli import main
+
+    for name, value in {"DATABASE_URL": pg_url, "ENGRAM_DATA_DIR": str(tmp_path), "ENGRAM_EMBEDDER": "hash",
+                        "ENGRAM_KEYWORD_INDEX": "tantivy"}.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        assert main(["reindex"]) == 0
+    finally:
+        get_settings.cache_clear()
+    assert f"{rebuilt_world}: " in capsys.readouterr().out
+    assert {"r-1", "r-2"} <= _ids(TantivyIndex(tmp_path / "index").search(rebuilt_world, "Priya"))

@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from engram.adapters.opensearch_index import OpenSearchIndex
+from engram.adapters.postgres.base import PostgresBase
+from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.adapters.tantivy_index import TantivyIndex
 from engram.model.search import IndexDocument
+from engram.ports import KeywordIndex
 
 pytestmark = pytest.mark.integration
 
@@ -52,3 +55,72 @@ def test_the_opensearch_adapter_weights_words_by_world_and_finds_the_same_docume
     hits = index.search("a", "dana lisbon", limit=20)
     assert {h.doc_id for h in hits} == {f"a{i}" for i in range(10)} | {"a-lisbon"}
     assert index.search("a", "nowhere", limit=5) == []
+
+
+# ---------------------------------------------------------------- the scoring side channel (issue 17, finding 4)
+# A world that wants to know whether another world ever used a word holds two documents of its own, one with
+# the word and one with a word nobody else has, and compares their ranks: if the index scored with statistics
+# of every world, the word being common elsewhere would lower its weight and flip the ranks. Each query form
+# reaches the engine by its own path (plain words are weighted by hand, the rest goes through its parser).
+GUESSES = ("falcon", "quartz", "meadow", "harbor", "violet", "copper", "lantern", "glacier", "saffron", "tundra")
+FORMS = {
+    "plain words": "{word} {anchor}",
+    "or": "{word} OR {anchor}",
+    "phrase": '"{word} note" OR "{anchor} note"',
+    "field": "text:{word} OR text:{anchor}",
+    "prefix": "{word} {anchor} no*",
+    "and not": "({word} OR {anchor}) AND NOT absent",
+}
+
+
+def _prober(world: str) -> list[IndexDocument]:
+    """The probing world: for each guess, a document saying it twice and one saying an anchor of its own once.
+    Scored with the probing world's statistics only, the first always ranks first under BM25; with every world's,
+    the second overtakes it when the guess is common elsewhere."""
+    return [doc for i, word in enumerate(GUESSES) for doc in (
+        _doc(world, f"{word}-probe", f"{word} {word} note"), _doc(world, f"{word}-anchor", f"anchor{i} note note"))]
+
+
+def _other(world: str, *, with_guesses: bool) -> list[IndexDocument]:
+    """The other world: the same number of documents of the same lengths, with the guessed words or without."""
+    return [_doc(world, f"{i}-{n}", f"we spoke about {word if with_guesses else f'topic{i}'} today")
+            for i, word in enumerate(GUESSES) for n in range(20)]
+
+
+def _scoring_index(kind: str, name: str, tmp_path: Path, request: pytest.FixtureRequest) -> KeywordIndex:
+    if kind == "tantivy":
+        return TantivyIndex(tmp_path / name)
+    if kind == "opensearch":
+        return OpenSearchIndex(request.getfixturevalue("osmem_url"), index_prefix=name)
+    db = PostgresBase(request.getfixturevalue("pg_url"), max_size=2)
+    request.addfinalizer(db.close)
+    return PostgresFtsIndex(db)
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("kind", ["tantivy", "opensearch", "postgres"])
+def test_a_worlds_scores_tell_nothing_of_the_words_of_another_world(
+        kind: str, form: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    seen: dict[bool, list[list[tuple[str, float]]]] = {}
+    for with_guesses in (False, True):
+        name = f"scoring-{with_guesses}".lower()
+        index = _scoring_index(kind, name, tmp_path, request)
+        prober, other = f"{name}-prober", f"{name}-other"  # worlds of their own where the index is shared
+        index.upsert([*_prober(prober), *_other(other, with_guesses=with_guesses)])
+        seen[with_guesses] = [
+            [(h.doc_id, round(h.score, 6)) for h in index.search(prober, FORMS[form].format(word=word, anchor=f"anchor{i}"))]
+            for i, word in enumerate(GUESSES)]
+    distinguishable = [word for word, absent, present in zip(GUESSES, seen[False], seen[True], strict=True)
+                       if absent != present]
+    assert distinguishable == [], f"{len(distinguishable)} of {len(GUESSES)} guesses told apart by {form!r}"
+    for word, hits in zip(GUESSES, seen[True], strict=True):  # and the probe found what it asked for
+        assert {doc_id for doc_id, _ in hits} >= {f"{word}-probe", f"{word}-anchor"}
+
+
+def test_each_world_has_an_opensearch_index_of_its_own(osmem_url: str) -> None:
+    index = OpenSearchIndex(osmem_url, index_prefix="own")
+    index.upsert(_worlds())
+    names = sorted(index.client.indices.get(index="own-*"))
+    held = {name: {d["_source"]["world_id"] for d in index.client.search(
+        index=name, body={"size": 100, "query": {"match_all": {}}})["hits"]["hits"]} for name in names}
+    assert sorted(map(sorted, held.values())) == [["a"], ["b"]]  # OpenSearch scores with a shard's statistics

@@ -1,14 +1,21 @@
-"""The keyword brain on AWS: Amazon OpenSearch through opensearch-py (one index, world-filtered)."""
+"""The keyword brain on AWS: Amazon OpenSearch through opensearch-py, one index per world.
+
+OpenSearch scores BM25 with the statistics of the shard a document lives on: in an index shared by worlds,
+another world's documents would move a world's scores (a word common elsewhere weighs less here), and any
+query form would tell a world which words others use. A world's own index, found by a hash of its id, holds
+its documents only; it is created by the world's first write, and a world without one has nothing to find.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 from opensearchpy import OpenSearch, RequestsHttpConnection, helpers
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
-from opensearchpy.exceptions import ConnectionTimeout, RequestError, TransportError
+from opensearchpy.exceptions import ConnectionTimeout, NotFoundError, RequestError, TransportError
 
 from engram.errors import TransientStoreError
 from engram.model.search import DocKind, IndexDocument, KeywordHit
@@ -31,36 +38,56 @@ _MAPPINGS = {
 
 
 _FIELDS = ("text", "speaker")  # what a bare word searches
+# One shard a world: BM25's statistics are then exactly the world's (more shards would each hold a part of it,
+# still nothing of another world's), and a small world costs one shard of the domain's budget.
+_SETTINGS = {"index": {"number_of_shards": 1}}
+
+
+def world_index(prefix: str, world_id: str) -> str:
+    """A world's index name: a hash, so any world id makes a valid (lowercase, short) name, none shared."""
+    return f"{prefix}-w-{hashlib.sha256(world_id.encode()).hexdigest()}"
+
+
+def _doc_key(kind: str, doc_id: str) -> str:
+    """A document's `_id` in its world's index: an event and a fact may share an id, never a key."""
+    return f"{kind}:{doc_id}"
 
 
 class OpenSearchIndex:
-    """KeywordIndex port over OpenSearch. Documents are keyed `world_id:doc_id`; every search is a bool
-    query whose filter pins the world, so nothing in the user's query string can widen it."""
+    """KeywordIndex port over OpenSearch, an index per world. Documents are keyed `kind:doc_id`; every search
+    names its world's index and is a bool query whose filter pins the world, so nothing in the user's query
+    string can widen it."""
 
     def __init__(self, url: str, *, index_prefix: str = "engram", client: OpenSearch | None = None) -> None:
-        self.index = f"{index_prefix}-memory"
+        self.prefix = index_prefix
         self.client = client or _client(url)
-        self._ready = False
+        self._ready: set[str] = set()  # worlds whose index this process knows exists
 
-    def _ensure(self) -> None:
-        if self._ready:
-            return
+    def _index(self, world_id: str) -> str:
+        return world_index(self.prefix, world_id)
+
+    def _ensure(self, world_id: str) -> str:
+        """The world's index, created with the mappings on its first write."""
+        name = self._index(world_id)
+        if world_id in self._ready:
+            return name
         try:
-            if not self.client.indices.exists(index=self.index):
-                self.client.indices.create(index=self.index, body={"mappings": _MAPPINGS})
+            if not self.client.indices.exists(index=name):
+                self.client.indices.create(index=name, body={"settings": _SETTINGS, "mappings": _MAPPINGS})
         except RequestError as exc:
             if "resource_already_exists" not in str(exc):
                 raise TransientStoreError(f"OpenSearch refused the index: {exc}") from exc
         except (OSConnectionError, ConnectionTimeout, TransportError) as exc:
             raise TransientStoreError(f"OpenSearch unavailable: {exc}") from exc
-        self._ready = True
+        self._ready.add(world_id)
+        return name
 
     def upsert(self, docs: Sequence[IndexDocument]) -> None:
         if not docs:
             return
-        self._ensure()
+        indexes = {d.world_id: self._ensure(d.world_id) for d in docs}
         actions = [{
-            "_op_type": "index", "_index": self.index, "_id": f"{d.world_id}:{d.doc_id}",
+            "_op_type": "index", "_index": indexes[d.world_id], "_id": _doc_key(d.kind, d.doc_id),
             "_source": {"world_id": d.world_id, "doc_id": d.doc_id, "kind": d.kind, "user_id": d.user_id or "",
                         "conversation": d.conversation_id or "", "speaker": d.speaker or "", "text": d.text,
                         "entity_ids": d.entity_ids, "importance": d.importance,
@@ -68,24 +95,35 @@ class OpenSearchIndex:
         } for d in docs]
         self._bulk(actions)
 
-    def delete(self, world_id: str, doc_ids: Sequence[str]) -> None:
-        if not doc_ids:
+    def delete(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> None:
+        if not refs:
             return
-        self._ensure()
-        self._bulk([{"_op_type": "delete", "_index": self.index, "_id": f"{world_id}:{d}"} for d in doc_ids])
+        name = self._index(world_id)  # a world without an index has nothing to delete: a missing id is no error
+        self._bulk([{"_op_type": "delete", "_index": name, "_id": _doc_key(kind, doc_id)} for kind, doc_id in refs])
 
     def delete_world_user(self, world_id: str, user_id: str) -> int:
-        self._ensure()
         query = {"bool": {"filter": [{"term": {"world_id": world_id}}, {"term": {"user_id": user_id}}]}}
         try:
-            result = self.client.delete_by_query(index=self.index, body={"query": query}, refresh=True)
+            result = self.client.delete_by_query(index=self._index(world_id), body={"query": query}, refresh=True)
+        except NotFoundError:  # the world never had a document
+            return 0
         except (OSConnectionError, ConnectionTimeout, TransportError) as exc:
             raise TransientStoreError(f"OpenSearch unavailable: {exc}") from exc
         return int(result.get("deleted", 0))
 
+    def clear(self, world_id: str) -> None:
+        # The index stays: a process that knows it exists would otherwise recreate it without the mappings.
+        try:
+            self.client.delete_by_query(index=self._index(world_id), body={"query": {"match_all": {}}},
+                                        refresh=True, conflicts="proceed")
+        except NotFoundError:
+            return
+        except (OSConnectionError, ConnectionTimeout, TransportError) as exc:
+            raise TransientStoreError(f"OpenSearch unavailable: {exc}") from exc
+
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:
-        self._ensure()
+        name = self._index(world_id)
         filters: list[dict[str, Any]] = [{"term": {"world_id": world_id}}]
         if user_id is not None:
             filters.append({"terms": {"user_id": [user_id, ""]}})
@@ -94,27 +132,30 @@ class OpenSearchIndex:
         try:
             words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
             if words:
-                return self._run(self._world_weighted(words, filters), filters, limit)
-            return self._search(query, filters, limit)
+                return self._run(name, self._scope_weighted(name, words, filters), filters, limit)
+            return self._search(name, query, filters, limit)
         except RequestError:  # malformed syntax: search its plain words instead
             terms = plain_terms(query)
-            return self._search(terms, filters, limit) if terms else []
+            return self._search(name, terms, filters, limit) if terms else []
+        except NotFoundError:  # the world never had a document
+            return []
         except (OSConnectionError, ConnectionTimeout, TransportError) as exc:
             raise TransientStoreError(f"OpenSearch unavailable: {exc}") from exc
 
-    def _search(self, query: str, filters: list[dict[str, Any]], limit: int) -> list[KeywordHit]:
+    def _search(self, name: str, query: str, filters: list[dict[str, Any]], limit: int) -> list[KeywordHit]:
         if not query.strip():
             return []
-        return self._run({"query_string": {"query": negations_as_minus(query), "fields": list(_FIELDS),
+        return self._run(name, {"query_string": {"query": negations_as_minus(query), "fields": list(_FIELDS),
                                            "default_operator": "OR"}}, filters, limit)
 
-    def _world_weighted(self, words: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
-        """Plain words, any of which may match, each weighted by its rarity in the searched world rather than
-        in the whole index (BM25's idf from the world's document frequencies, as the tantivy adapter does):
-        one request counts every word in the world and everywhere, through filters aggregations."""
+    def _scope_weighted(self, name: str, words: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+        """Plain words, any of which may match, each weighted by its rarity among the documents searched (the
+        user's own and the world's shared ones, of the kinds asked) rather than in the world's whole index
+        (BM25's idf from the scope's document frequencies, as the tantivy adapter does): one request counts
+        every word in the scope and in the world's index, through filters aggregations."""
         clauses = {f"{i}:{field}": {"match": {field: word}} for i, word in enumerate(dict.fromkeys(words))
                    for field in _FIELDS}
-        counts = self.client.search(index=self.index, body={
+        counts = self.client.search(index=name, body={
             "size": 0, "track_total_hits": True, "query": {"bool": {"filter": filters}},
             "aggs": {"here": {"filters": {"filters": clauses}},
                      "all": {"global": {}, "aggs": {"there": {"filters": {"filters": clauses}}}}}})
@@ -131,13 +172,13 @@ class OpenSearchIndex:
                 should.append({"match": {field: {"query": word, "boost": round(boost, 6)}}})
         return {"bool": {"should": should, "minimum_should_match": 1}} if should else {"match_none": {}}
 
-    def _run(self, query: dict[str, Any], filters: list[dict[str, Any]], limit: int) -> list[KeywordHit]:
+    def _run(self, name: str, query: dict[str, Any], filters: list[dict[str, Any]], limit: int) -> list[KeywordHit]:
         body = {
             "size": limit,
             "query": {"bool": {"must": [query], "filter": filters}},
             "highlight": {"fields": {"text": {}}, "pre_tags": ["<b>"], "post_tags": ["</b>"]},
         }
-        result = self.client.search(index=self.index, body=body)
+        result = self.client.search(index=name, body=body)
         return [KeywordHit(doc_id=h["_source"]["doc_id"], kind=h["_source"]["kind"], score=float(h["_score"] or 0),
                            highlights=h.get("highlight", {}).get("text", []))
                 for h in result["hits"]["hits"]]

@@ -1,9 +1,11 @@
 """The keyword brain on PostgreSQL full-text search: the `small` profile's index, with no OpenSearch to pay for.
 
-One table (`keyword_documents`, migration 0005) whose generated tsvector weighs the fields (text A,
-speaker B, kind C, conversation D); the query syntax is compiled to tsquery text by `rules.tsquery`.
-Ranking is `ts_rank` (term frequency and field weight, no inverse document frequency): the bench
-(`make bench`, keyword_fts) measures it beside tantivy's BM25 on LoCoMo.
+One table (`keyword_documents`, migration 0005; keyed by world, kind and id since 0020) whose generated
+tsvector weighs the fields (text A, speaker B, kind C, conversation D); the query syntax is compiled to
+tsquery text by `rules.tsquery`. Ranking is `ts_rank` (term frequency and field weight, no inverse document
+frequency): a score depends on its document and the query alone, nothing of any other row, so another
+world's documents cannot move it. The bench (`make bench`, keyword_fts) measures it beside tantivy's BM25
+on LoCoMo.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ HEADLINE = "StartSel=<b>, StopSel=</b>, MaxWords=30, MinWords=12, MaxFragments=1
 _UPSERT = """
 INSERT INTO keyword_documents (world_id, doc_id, kind, user_id, conversation_id, speaker, text)
 SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])
-ON CONFLICT (world_id, doc_id) DO UPDATE SET kind = excluded.kind, user_id = excluded.user_id,
+ON CONFLICT (world_id, kind, doc_id) DO UPDATE SET user_id = excluded.user_id,
     conversation_id = excluded.conversation_id, speaker = excluded.speaker, text = excluded.text, updated_at = now()
 """
 _SEARCH = f"""
@@ -58,7 +60,7 @@ class PostgresFtsIndex:
     def upsert(self, docs: Sequence[IndexDocument]) -> None:
         if not docs:
             return
-        latest = {(d.world_id, d.doc_id): d for d in docs}.values()  # one row per key, or the insert fails
+        latest = {(d.world_id, d.kind, d.doc_id): d for d in docs}.values()  # one row per key, or the insert fails
         by_world: dict[str, list[list[str]]] = {}
         for d in latest:  # one transaction per world: row-level security admits only the world it sets
             columns = by_world.setdefault(d.world_id, [[], [], [], [], [], [], []])
@@ -69,16 +71,22 @@ class PostgresFtsIndex:
             with self.db.tx(world_id) as cur:
                 cur.execute(_UPSERT, columns)
 
-    def delete(self, world_id: str, doc_ids: Sequence[str]) -> None:
-        if not doc_ids:
+    def delete(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> None:
+        if not refs:
             return
         with self.db.tx(world_id) as cur:
-            cur.execute("DELETE FROM keyword_documents WHERE world_id = %s AND doc_id = ANY(%s)", (world_id, list(doc_ids)))
+            cur.execute("DELETE FROM keyword_documents WHERE world_id = %s AND (kind, doc_id) IN "
+                        "(SELECT * FROM unnest(%s::text[], %s::text[]))",
+                        (world_id, [kind for kind, _ in refs], [doc_id for _, doc_id in refs]))
 
     def delete_world_user(self, world_id: str, user_id: str) -> int:
         with self.db.tx(world_id) as cur:
             cur.execute("DELETE FROM keyword_documents WHERE world_id = %s AND user_id = %s", (world_id, user_id))
             return int(cur.rowcount)
+
+    def clear(self, world_id: str) -> None:
+        with self.db.tx(world_id) as cur:
+            cur.execute("DELETE FROM keyword_documents WHERE world_id = %s", (world_id,))
 
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:

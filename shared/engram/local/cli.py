@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--part-bytes", type=int, default=3_500_000,
                    help="the size of each part sent (default %(default)s; the API takes up to 4 MB)")
 
+    p = sub.add_parser("reindex", help="rebuild the keyword index from the database, in this process (with the "
+                                       "settings of `engram serve`: ENGRAM_DATA_DIR, DATABASE_URL, OPENSEARCH_URL...)")
+    p.set_defaults(run=_reindex)
+    p.add_argument("--world", default=None, help="only this world (default: every world)")
+
     bench = sub.add_parser("bench", help="benchmarks, in process on an embedded stack (no server needed)")
     benches = bench.add_subparsers(required=True, metavar="bench")
     p = benches.add_parser("retrieval", help="fused search on LoCoMo next to plain BM25 and plain dense retrieval")
@@ -310,6 +315,22 @@ def _import(args: argparse.Namespace) -> int:
             progress.advance(task, body["records"])
     print(f"{sum(inserted.values())} records imported, {sum(skipped.values())} already there"
           + (": " + ", ".join(f"{n} {kind}" for kind, n in inserted.items()) if inserted else ""))
+    return 0
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    from engram.adapters.factory import build_embedder, build_index, build_store
+    from engram.reindex import rebuild_index
+
+    settings = get_settings()
+    store = build_store(settings, build_embedder(settings).dim)
+    try:
+        written = rebuild_index(store, build_index(settings, store), args.world)
+    finally:
+        store.close()
+    for world, documents in written.items():
+        print(f"{world}: {documents} documents")
+    print(f"engram: {len(written)} worlds reindexed, {sum(written.values())} documents", flush=True)
     return 0
 
 

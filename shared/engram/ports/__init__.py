@@ -73,8 +73,14 @@ __all__ = [  # what this module re-exports; its own Protocols export themselves
 # ---------------------------------------------------------------- keyword index
 @runtime_checkable
 class KeywordIndex(Protocol):
+    """Documents are keyed by world, kind and id (an event and a fact may share an id). A search's scores
+    depend on the searched world's documents only, for every query form: nothing another world holds can
+    move them (the engines' statistics are kept per world)."""
+
     def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
-    def delete(self, world_id: str, doc_ids: Sequence[str]) -> None: ...
+    def delete(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> None:
+        """Forget the documents (kind, doc id) of the world; a missing one is no error."""
+        ...
     def search(
         self, world_id: str, query: str, *, user_id: str | None = None, kinds: Sequence[DocKind] | None = None,
         limit: int = 10,
@@ -83,6 +89,9 @@ class KeywordIndex(Protocol):
         always filtered to `world_id`; highlights hold snippets with <b>...</b> marks."""
         ...
     def delete_world_user(self, world_id: str, user_id: str) -> int: ...
+    def clear(self, world_id: str) -> None:
+        """Forget every document of the world (before it is rebuilt from the database)."""
+        ...
     def ping(self) -> None: ...
 
 

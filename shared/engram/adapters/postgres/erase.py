@@ -23,11 +23,12 @@ class EraseRepo(PostgresBase):
             rows = cur.fetchall()
             events = [r["event_id"] for r in rows]
             conversations = sorted({r["conversation_id"] for r in rows})
-            cur.execute("SELECT memory_id FROM episodic_memories WHERE world_id = %s AND user_id = %s UNION ALL "
-                        "SELECT memory_id FROM semantic_memories WHERE world_id = %s AND user_id = %s UNION ALL "
-                        "SELECT memory_id FROM procedural_memories WHERE world_id = %s AND user_id = %s",
-                        (w, u, w, u, w, u))
-            memories = [r["memory_id"] for r in cur.fetchall()]
+            cur.execute("SELECT 'episodic' AS kind, memory_id FROM episodic_memories WHERE world_id = %s AND user_id = %s "
+                        "UNION ALL SELECT 'semantic', memory_id FROM semantic_memories WHERE world_id = %s AND user_id = %s "
+                        "UNION ALL SELECT 'procedural', memory_id FROM procedural_memories WHERE world_id = %s "
+                        "AND user_id = %s", (w, u, w, u, w, u))
+            memory_docs = [(r["kind"], r["memory_id"]) for r in cur.fetchall()]
+            memories = [memory_id for _, memory_id in memory_docs]
             cur.execute("SELECT query_id FROM world_queries WHERE world_id = %s AND user_id = %s", (w, u))
             queries = [r["query_id"] for r in cur.fetchall()]
 
@@ -67,5 +68,8 @@ class EraseRepo(PostgresBase):
             entities = [r["entity_id"] for r in cur.fetchall()]
             counts["canonical_entities"] = len(entities)
             delete("entity_aliases", "entity_id = ANY(%s)", (entities,))
-            delete("index_outbox", "doc_id = ANY(%s)", (events + memories + entities,))
+            # By kind and id: another user's fact or entity may carry the id of one of this user's events.
+            docs = [("event", e) for e in events] + memory_docs + [("entity", e) for e in entities]
+            delete("index_outbox", "(kind, doc_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                   ([kind for kind, _ in docs], [doc_id for _, doc_id in docs]))
         return {table: n for table, n in counts.items() if n}, entities

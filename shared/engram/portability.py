@@ -16,13 +16,15 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError, create_model
 
 from engram.errors import InvalidInput
 from engram.model.common import utcnow
+from engram.model.jsonvalues import storable
 from engram.model.portability import (
     FORMAT,
     FORMAT_VERSION,
@@ -170,9 +172,19 @@ def _decode_cursor(cursor: str | None) -> tuple[RecordKind, list[Any]] | None:
         kind = KINDS[name]
         if not isinstance(key, list) or len(key) != len(kind.key):
             raise ValueError("key length")
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        _key_model(kind.name).model_validate(dict(zip(kind.key, key, strict=True)), strict=True)  # typed as its row's
+        if not all(storable(value) for value in key if isinstance(value, str)):
+            raise ValueError("unstorable text")
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:  # a ValidationError is a ValueError
         raise InvalidInput("the cursor is not one an export page gave", {"cursor": cursor}) from exc
     return kind, key
+
+
+@cache
+def _key_model(kind: str) -> type[BaseModel]:
+    """A model of a kind's key: the key's fields of its record model, constraints included."""
+    fields = KINDS[kind].model.model_fields
+    return create_model(f"{kind}_key", **{c: (fields[c].annotation, fields[c]) for c in KINDS[kind].key})  # type: ignore[call-overload]
 
 
 # ---------------------------------------------------------------- import

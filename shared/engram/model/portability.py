@@ -13,6 +13,7 @@ from engram.model.common import Frozen
 
 FORMAT: Literal["engram-export"] = "engram-export"
 FORMAT_VERSION = 1
+INT4_MAX = 2**31 - 1  # PostgreSQL's `integer`
 
 
 # ---------------------------------------------------------------- the records: one model per exported table
@@ -87,8 +88,8 @@ class MentionRow(Row):
     event_id: str
     mention: str
     kind: str
-    span_start: int
-    span_end: int
+    span_start: int = Field(ge=0, le=INT4_MAX)
+    span_end: int = Field(ge=0, le=INT4_MAX)
     entity_id: str | None = None
     method: str
     confidence: float

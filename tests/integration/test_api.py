@@ -196,3 +196,65 @@ def test_a_stored_config_that_no_longer_validates_is_ignored_not_a_5xx_and_can_b
     with clients.store.tx("wbad") as cur:  # type: ignore[attr-defined]
         cur.execute("SELECT count(*) AS n FROM system_config WHERE world_id = 'wbad'")
         assert cur.fetchone()["n"] == 0
+
+
+# ---------------------------------------------------------------- the local server reads no body it will refuse
+MB = 1_000_000
+
+
+def _asgi(path: str, headers: dict[str, str], chunks: list[bytes]) -> tuple[int, dict, int]:
+    """POST `chunks` to the local server's ASGI app as a client streaming them; the status, the JSON body and
+    how many chunks the app read."""
+    import anyio
+
+    from engram.local.server import build_app
+
+    app = build_app()
+    read = 0
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        nonlocal read
+        read += 1
+        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+             "server": ("127.0.0.1", 8000), "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
+    anyio.run(app, scope, receive, send)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], json.loads(body), read
+
+
+def test_the_local_server_refuses_a_body_declared_too_large_before_reading_any_of_it(api: httpx.Client) -> None:
+    chunks = [b"x" * MB] * 8
+    for path in ("/v1/worlds/wa/events", "/v1/worlds/wa/import"):
+        status, body, read = _asgi(path, {"content-length": str(8 * MB), "content-type": "application/json"}, chunks)
+        assert (status, body["error"]["code"], read) == (413, "payload_too_large", 0)
+
+
+def test_the_local_server_stops_reading_an_undeclared_body_at_the_limit(api: httpx.Client) -> None:
+    status, body, read = _asgi("/v1/worlds/wa/events", {"content-type": "application/json"}, [b"x" * (MB // 2)] * 8)
+    assert (status, body["error"]["code"]) == (413, "payload_too_large") and read == 3  # the chunk that went over
+
+
+def test_the_local_server_checks_the_key_before_reading_the_body(api: httpx.Client,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_API_KEYS", "k1=wa")
+    get_settings.cache_clear()
+    try:
+        event = json.dumps({"events": [{**EVENT, "event_id": "keyed-1"}]}).encode()
+        declared = {"content-length": str(len(event)), "content-type": "application/json"}
+        for headers, status in (({}, 401), ({"authorization": "Bearer nope"}, 401),
+                                ({"authorization": "Bearer k1"}, 403)):
+            path = "/v1/worlds/other/events" if status == 403 else "/v1/worlds/wa/events"
+            reply, body, read = _asgi(path, {**declared, **headers}, [event])
+            assert (reply, read) == (status, 0), body
+        reply, body, read = _asgi("/v1/worlds/wa/events", {**declared, "authorization": "Bearer k1"}, [event])
+        assert (reply, read) == (202, 1), body
+    finally:
+        monkeypatch.delenv("ENGRAM_API_KEYS")
+        get_settings.cache_clear()

@@ -42,15 +42,20 @@ def body_limit(path: str) -> int:
     return MAX_IMPORT_BYTES if _IMPORT_PATH.match(path) else MAX_BODY_BYTES
 
 
+def too_large(path: str) -> PayloadTooLarge:
+    """The 413 of a body over its route's limit."""
+    if _IMPORT_PATH.match(path):
+        return PayloadTooLarge(f"an import document over {MAX_IMPORT_BYTES} bytes: send it with "
+                               "`engram import FILE --world W`, which sends it in parts")
+    return PayloadTooLarge(f"the body is over {MAX_BODY_BYTES} bytes")
+
+
 def check_head(path: str, headers: dict[str, str], claims: dict[str, Any] | None, length: int | None) -> None:
     """What can be refused from a request's head alone, before its body is read: the caller (401, 403), then
     the body's length as declared or measured (413). `headers` have lower-case names."""
     authorize(path, headers, claims, parse_api_keys(get_settings().api_keys))
     if length is not None and length > body_limit(path):
-        if _IMPORT_PATH.match(path):
-            raise PayloadTooLarge(f"an import document over {MAX_IMPORT_BYTES} bytes: send it with "
-                                  "`engram import FILE --world W`, which sends it in parts")
-        raise PayloadTooLarge(f"the body is over {MAX_BODY_BYTES} bytes")
+        raise too_large(path)
 
 
 def resolve(app: APIGatewayHttpResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -30,9 +30,9 @@ def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,
                   now: datetime | None = None) -> IngestResponse:
     """Store a batch atomically; duplicates (by event_id) are acknowledged and start nothing."""
     now = now or utcnow()
-    config = clients.store.world_config(world_id)
+    config = clients.world_config(world_id)
     h = clients.heuristics_for(world_id, config)
-    categories = {**h.tag_keywords, **config.get("tag_categories", {})}
+    categories = {**h.tag_keywords, **config.tag_categories}
     stored = []
     for e in request.events:
         content_type = e.content_type or CONTENT_TYPE_BY_ROLE[e.role]

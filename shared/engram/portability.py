@@ -16,14 +16,19 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
+from engram.config import WorldConfig
 from engram.errors import InvalidInput
-from engram.model.common import utcnow
+from engram.model import jsonvalues
+from engram.model.common import Identifier, utcnow
 from engram.model.entities import DomainTables
+from engram.model.events import EventIn
+from engram.model.jsonvalues import storable
 from engram.model.portability import (
     FORMAT,
     FORMAT_VERSION,
@@ -34,6 +39,7 @@ from engram.model.portability import (
     ImportResult,
     RecordKind,
 )
+from engram.model.queries import QueryRequest
 from engram.observability import logger
 from engram.service import Clients
 
@@ -171,9 +177,19 @@ def _decode_cursor(cursor: str | None) -> tuple[RecordKind, list[Any]] | None:
         kind = KINDS[name]
         if not isinstance(key, list) or len(key) != len(kind.key):
             raise ValueError("key length")
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        _key_model(kind.name).model_validate(dict(zip(kind.key, key, strict=True)), strict=True)  # typed as its row's
+        if not all(storable(value) for value in key if isinstance(value, str)):
+            raise ValueError("unstorable text")
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:  # a ValidationError is a ValueError
         raise InvalidInput("the cursor is not one an export page gave", {"cursor": cursor}) from exc
     return kind, key
+
+
+@cache
+def _key_model(kind: str) -> type[BaseModel]:
+    """A model of a kind's key: the key's fields of its record model, constraints included."""
+    fields = KINDS[kind].model.model_fields
+    return create_model(f"{kind}_key", **{c: (fields[c].annotation, fields[c]) for c in KINDS[kind].key})  # type: ignore[call-overload]
 
 
 # ---------------------------------------------------------------- import
@@ -198,9 +214,11 @@ def parse_document(lines: Iterable[str | bytes], *, schema_version: int) -> Expo
     if first is None or not first.strip():
         raise InvalidExport("the document is empty: its first line must be the header")
     try:
-        raw = json.loads(first)
+        raw = jsonvalues.loads(first)
     except json.JSONDecodeError as exc:
         raise InvalidExport(f"line 1 is not JSON: {exc.msg}", [{"line": 1}]) from exc
+    except RecursionError as exc:
+        raise InvalidExport("line 1 is nested too deeply", [{"line": 1}]) from exc
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise UnsupportedExport(f"not an {FORMAT} document: its first line must be the header "
                                 f'{{"format": "{FORMAT}", "version": {FORMAT_VERSION}, ...}}')
@@ -226,9 +244,12 @@ def parse_document(lines: Iterable[str | bytes], *, schema_version: int) -> Expo
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = jsonvalues.loads(line)
         except json.JSONDecodeError as exc:
             errors.append({"line": number, "type": None, "errors": [{"msg": f"not JSON: {exc.msg}"}]})
+            continue
+        except RecursionError:
+            errors.append({"line": number, "type": None, "errors": [{"msg": "nested too deeply"}]})
             continue
         kind = KINDS.get(str(item.get("type"))) if isinstance(item, dict) else None
         if kind is None or set(item) != {"type", "data"}:
@@ -236,8 +257,17 @@ def parse_document(lines: Iterable[str | bytes], *, schema_version: int) -> Expo
                            "errors": [{"msg": 'a record is {"type": <kind>, "data": {...}}; kinds: '
                                               + ", ".join(KINDS)}]})
             continue
+        # JSON columns hold values as free-form as an event's metadata: the same limits (the record is one deeper)
+        found = jsonvalues.problem(item["data"], [], max_depth=jsonvalues.JSON_MAX_DEPTH + 1)
+        if found is not None:
+            errors.append({"line": number, "type": kind.name, "errors": [found]})
+            continue
         try:
             record = kind.model.model_validate(item["data"]).model_dump(mode="json")
+            refused = admission_errors(kind, record)
+            if refused:
+                errors.append({"line": number, "type": kind.name, "errors": refused[:5]})
+                continue
             for column in kind.vectors:
                 if record.get(column) is not None:
                     if dim is None:
@@ -258,6 +288,50 @@ def parse_document(lines: Iterable[str | bytes], *, schema_version: int) -> Expo
         raise InvalidExport("the records do not add up to the header's counts (a truncated document?)",
                             {"header": header.counts, "records": found})
     return ExportDocument(header, {k.name: rows[k.name] for k in RECORD_KINDS if rows.get(k.name)})
+
+
+def admission_errors(kind: RecordKind, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """What keeps a well-formed record out of a world, by the rules its own route applies (the same
+    validators): its ids as the API takes them (else its user could never be read or erased), an event as
+    ingest takes it, a question as the query route does, a config row as the config routes do."""
+    errors: list[dict[str, Any]] = []
+    for column in kind.ids:
+        value = record.get(column)
+        if value == "" and kind.model.model_fields[column].default == "":  # '' is the field's "none" (a global alias)
+            continue
+        for loc, item in ([([column, i], v) for i, v in enumerate(value)] if isinstance(value, list)
+                          else [([column], value)]):
+            if item is not None:
+                errors += _refusals(_IDENTIFIER, item, loc)
+    if kind.name == "event":
+        errors += _refusals(EventIn, {f: record[f] for f in EventIn.model_fields if f in record})
+    elif kind.name == "query":
+        errors += _refusals(QueryRequest, {f: record[f] for f in ("user_id", "question", "conversation_id", "config")})
+    elif kind.name == "config":
+        errors += _refusals(WorldConfig, {record["key"]: record["value"]})
+    return errors
+
+
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
+
+
+def _refusals(validator: type[BaseModel] | TypeAdapter[Any], value: Any, loc: list[Any] | None = None
+              ) -> list[dict[str, Any]]:
+    try:
+        if isinstance(validator, TypeAdapter):
+            validator.validate_python(value)
+        else:
+            validator.model_validate(value)
+    except ValidationError as exc:
+        return [{"loc": [*(loc or []), *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+    return []
+
+
+def document_lines(text: str) -> list[str]:
+    """A document's lines: split at line feeds only. A string in a record may hold any other line or paragraph
+    separator (U+2028, U+2029, U+0085, a form feed...), which `str.splitlines` would split it at."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and not lines[-1] else lines  # the last line's own line feed ends no line
 
 
 def _errors(line: int, kind: str, exc: ValidationError) -> list[dict[str, Any]]:

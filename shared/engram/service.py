@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
-from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, get_settings
+from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, WorldConfig, get_settings, world_overrides
+from engram.observability import logger
 from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, Store, WebSearch, Workflows
 
 
@@ -26,10 +26,19 @@ class Clients:
     domain: DomainDatabase | None = None  # the world's own records, searched for unknown names (resolve)
     web: WebSearch | None = None  # current information for the conversation context; None: off
 
-    def heuristics_for(self, world_id: str, config: dict[str, Any] | None = None) -> Heuristics:
-        """The heuristics in force for a world: defaults with its `system_config` overrides (read here
-        unless the caller already holds the world's config)."""
-        overrides = (self.store.world_config(world_id) if config is None else config).get("heuristics")
+    def world_config(self, world_id: str) -> WorldConfig:
+        """A world's overrides (its `system_config` rows): a stored row that no longer validates is logged and
+        ignored, never a failure of the world's every request."""
+        config, ignored = world_overrides(self.store.world_config(world_id))
+        if ignored:
+            logger.warning("stored world config ignored: it does not validate",
+                           extra={"world_id": world_id, "ignored": ignored})
+        return config
+
+    def heuristics_for(self, world_id: str, config: WorldConfig | None = None) -> Heuristics:
+        """The heuristics in force for a world: defaults with its overrides (read here unless the caller
+        already holds the world's config)."""
+        overrides = (self.world_config(world_id) if config is None else config).heuristics
         return self.heuristics.with_overrides(overrides) if overrides else self.heuristics
 
 

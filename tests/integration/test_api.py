@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -135,3 +136,125 @@ def test_erasing_a_user_answers_the_counts_and_their_events_are_gone(api: httpx.
     assert reply.json()["deleted"]["chat_events"] == 1
     assert api.get("/v1/worlds/wz/events/erase-me").status_code == 404
     assert api.delete("/v1/worlds/wz/users/bad%20id").status_code == 422
+
+
+def _config(api: httpx.Client, method: str, world: str, body: object = None, status: int = 200) -> dict:
+    reply = api.request(method, f"/v1/worlds/{world}/config", json=body)
+    assert reply.status_code == status, reply.text
+    return reply.json()
+
+
+def test_a_worlds_config_is_read_replaced_patched_and_reset(api: httpx.Client) -> None:
+    fresh = _config(api, "GET", "wcfg")
+    assert fresh["overrides"] == {"heuristics": {}, "tag_categories": {}} and fresh["ignored"] == {}
+    assert fresh["heuristics"]["rrf_k"] == 60 and "weather" in fresh["tag_categories"]
+
+    tuned = _config(api, "PUT", "wcfg", {"heuristics": {"rrf_k": 30, "base_importance": {"userinput": 0.5}},
+                                         "tag_categories": {"travel": ["flight", "hotel"]}})
+    assert tuned["heuristics"]["rrf_k"] == 30 and tuned["heuristics"]["base_importance"]["userinput"] == 0.5
+    assert tuned["heuristics"]["base_importance"]["default"] == 0.5 and tuned["tag_categories"]["travel"] == ["flight", "hotel"]
+    scored = api.post("/v1/worlds/wcfg/events", json={"events": [{**EVENT, "content": "I booked a flight."}]}).json()
+    assert "travel" in scored["events"][0]["tags"] and scored["events"][0]["importance"] == pytest.approx(0.5)
+
+    patched = _config(api, "PATCH", "wcfg", {"heuristics": {"rrf_k": None, "search_limit": 5}},
+                      )
+    assert patched["heuristics"]["rrf_k"] == 60 and patched["heuristics"]["search_limit"] == 5
+    assert patched["overrides"]["heuristics"] == {"base_importance": {"userinput": 0.5}, "search_limit": 5}
+    assert patched["overrides"]["tag_categories"] == {"travel": ["flight", "hotel"]}
+
+    for method, bad, named in [("PUT", {"heuristics": {"no_such_rule": 1}}, "no_such_rule"),
+                               ("PUT", {"colour": "blue"}, "colour"),
+                               ("PUT", {"heuristics": {"rrf_k": "many"}}, "rrf_k"),
+                               ("PUT", {"heuristics": {"decay_half_life_days": 0}}, "decay_half_life_days"),
+                               ("PUT", {"heuristics": {"weight_semantic": -0.4}}, "weight_semantic"),
+                               ("PUT", {"tag_categories": {"travel": "flight"}}, "travel"),
+                               ("PATCH", {"heuristics": {"search_limit": "five"}}, "search_limit"),
+                               ("PATCH", {"colour": "blue"}, "colour")]:
+        error = _config(api, method, "wcfg", bad, 422)["error"]
+        assert error["code"] == "invalid_input" and named in json.dumps(error["details"]), (bad, error)
+    assert _config(api, "GET", "wcfg")["overrides"] == patched["overrides"]  # a refused write changes nothing
+
+    reset = _config(api, "DELETE", "wcfg")
+    assert reset["overrides"] == {"heuristics": {}, "tag_categories": {}} and reset["heuristics"]["search_limit"] == 10
+    paths = api.get("/v1/openapi.json").json()["paths"]
+    assert {"get", "put", "patch", "delete"} <= set(paths["/v1/worlds/{world}/config"])
+
+
+def test_a_stored_config_that_no_longer_validates_is_ignored_not_a_5xx_and_can_be_reset(
+        api: httpx.Client, clients: Clients) -> None:
+    with clients.store.tx("wbad") as cur:  # type: ignore[attr-defined]
+        for key, value in (("heuristics", {"rrf_k": "many"}), ("tag_categories", ["not", "a map"]),
+                           ("colour", "blue")):
+            cur.execute("INSERT INTO system_config (world_id, key, value) VALUES ('wbad', %s, %s)",
+                        (key, json.dumps(value)))
+    assert api.post("/v1/worlds/wbad/events", json={"events": [{**EVENT, "event_id": "bad-1"}]}).status_code == 202
+    assert api.get("/v1/worlds/wbad/search", params={"q": "Madrid"}).status_code == 200
+    assert api.post("/v1/worlds/wbad/queries", json={"user_id": "ana", "question": "Where?"}).status_code == 200
+    config = _config(api, "GET", "wbad")
+    assert set(config["ignored"]) == {"heuristics", "tag_categories", "colour"} and config["heuristics"]["rrf_k"] == 60
+    assert _config(api, "DELETE", "wbad")["ignored"] == {}
+    with clients.store.tx("wbad") as cur:  # type: ignore[attr-defined]
+        cur.execute("SELECT count(*) AS n FROM system_config WHERE world_id = 'wbad'")
+        assert cur.fetchone()["n"] == 0
+
+
+# ---------------------------------------------------------------- the local server reads no body it will refuse
+MB = 1_000_000
+
+
+def _asgi(path: str, headers: dict[str, str], chunks: list[bytes]) -> tuple[int, dict, int]:
+    """POST `chunks` to the local server's ASGI app as a client streaming them; the status, the JSON body and
+    how many chunks the app read."""
+    import anyio
+
+    from engram.local.server import build_app
+
+    app = build_app()
+    read = 0
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        nonlocal read
+        read += 1
+        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+             "server": ("127.0.0.1", 8000), "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
+    anyio.run(app, scope, receive, send)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], json.loads(body), read
+
+
+def test_the_local_server_refuses_a_body_declared_too_large_before_reading_any_of_it(api: httpx.Client) -> None:
+    chunks = [b"x" * MB] * 8
+    for path in ("/v1/worlds/wa/events", "/v1/worlds/wa/import"):
+        status, body, read = _asgi(path, {"content-length": str(8 * MB), "content-type": "application/json"}, chunks)
+        assert (status, body["error"]["code"], read) == (413, "payload_too_large", 0)
+
+
+def test_the_local_server_stops_reading_an_undeclared_body_at_the_limit(api: httpx.Client) -> None:
+    status, body, read = _asgi("/v1/worlds/wa/events", {"content-type": "application/json"}, [b"x" * (MB // 2)] * 8)
+    assert (status, body["error"]["code"]) == (413, "payload_too_large") and read == 3  # the chunk that went over
+
+
+def test_the_local_server_checks_the_key_before_reading_the_body(api: httpx.Client,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_API_KEYS", "k1=wa")
+    get_settings.cache_clear()
+    try:
+        event = json.dumps({"events": [{**EVENT, "event_id": "keyed-1"}]}).encode()
+        declared = {"content-length": str(len(event)), "content-type": "application/json"}
+        for headers, status in (({}, 401), ({"authorization": "Bearer nope"}, 401),
+                                ({"authorization": "Bearer k1"}, 403)):
+            path = "/v1/worlds/other/events" if status == 403 else "/v1/worlds/wa/events"
+            reply, body, read = _asgi(path, {**declared, **headers}, [event])
+            assert (reply, read) == (status, 0), body
+        reply, body, read = _asgi("/v1/worlds/wa/events", {**declared, "authorization": "Bearer k1"}, [event])
+        assert (reply, read) == (202, 1), body
+    finally:
+        monkeypatch.delenv("ENGRAM_API_KEYS")
+        get_settings.cache_clear()

@@ -4,6 +4,7 @@ and the question too) without a 5xx."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 
@@ -144,3 +145,113 @@ def test_searching_for_a_stored_hostile_phrase_finds_its_event(api: httpx.Client
     hits = api.get(f"/v1/worlds/{WORLD}/search", params={"q": HOSTILE[name], "user_id": "mallory",
                                                          "limit": 50}).json()["hits"]
     assert event_id in {h["doc_id"] for h in hits}, name
+
+
+# ---------------------------------------------------------------- poison inputs: each a clear 4xx, never a 5xx
+POISON = "poison"
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {"leaf": True}
+    for _ in range(depth - 1):
+        value = {"d": value}
+    return value
+
+
+def _event(event_id: str, metadata: object = None, **fields: object) -> dict:
+    event = {"event_id": event_id, "user_id": "mallory", "conversation_id": "poison", "role": "user",
+             "content": "Metadata may not poison a world.", **fields}
+    return event if metadata is None else {**event, "metadata": metadata}
+
+
+def _refused(reply: httpx.Response, status: int = 422) -> dict:
+    assert reply.status_code == status, reply.text
+    error = reply.json()["error"]
+    assert error["code"] and error["message"]
+    return error
+
+
+def _readable(api: httpx.Client, *event_ids: str) -> None:
+    """The world's events, its export and its user's export all still answer."""
+    for event_id in event_ids:
+        assert api.get(f"/v1/worlds/{POISON}/events/{event_id}").status_code == 200
+    assert api.get(f"/v1/worlds/{POISON}/export").status_code == 200
+    assert api.get(f"/v1/worlds/{POISON}/users/mallory/export").status_code == 200
+
+
+def test_metadata_nested_deeper_than_the_limit_is_refused_naming_the_field(api: httpx.Client) -> None:
+    from engram.model.jsonvalues import JSON_MAX_DEPTH as METADATA_MAX_DEPTH
+
+    kept = api.post(f"/v1/worlds/{POISON}/events", json={"events": [_event("deep-ok", _nested(METADATA_MAX_DEPTH))]})
+    assert kept.status_code == 202, kept.text
+    for depth in (METADATA_MAX_DEPTH + 1, 300):
+        error = _refused(api.post(f"/v1/worlds/{POISON}/events",
+                                  json={"events": [_event("deep-ok-2"), _event(f"deep-{depth}", _nested(depth))]}))
+        assert ["body", "events", 1, "metadata"] in [d["loc"][:4] for d in error["details"]], error
+        assert api.get(f"/v1/worlds/{POISON}/events/deep-{depth}").status_code == 404
+    assert api.get(f"/v1/worlds/{POISON}/events/deep-ok").json()["metadata"] == _nested(METADATA_MAX_DEPTH)
+    _readable(api, "deep-ok")
+
+
+def test_metadata_larger_than_the_limit_is_refused_naming_the_field(api: httpx.Client) -> None:
+    from engram.model.jsonvalues import METADATA_MAX_BYTES
+
+    error = _refused(api.post(f"/v1/worlds/{POISON}/events", json={"events": [
+        _event("big", {"notes": ["x" * 1_000] * (METADATA_MAX_BYTES // 1_000 + 1)})]}))
+    assert ["body", "events", 0, "metadata"] in [d["loc"][:4] for d in error["details"]], error
+    assert api.get(f"/v1/worlds/{POISON}/events/big").status_code == 404
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "9" * 5_000])
+def test_a_number_json_cannot_hold_in_metadata_is_refused_naming_the_field(api: httpx.Client, number: str) -> None:
+    event = json.dumps(_event("num", {"score": [1, "NUMBER"]}))
+    body = '{"events": [' + event.replace('"NUMBER"', number) + "]}"
+    reply = api.post(f"/v1/worlds/{POISON}/events", content=body.encode(), headers={"content-type": "application/json"})
+    error = _refused(reply)
+    assert ["body", "events", 0, "metadata", "score", 1] in [d["loc"] for d in error["details"]], error
+    assert api.get(f"/v1/worlds/{POISON}/events/num").status_code == 404
+
+
+@pytest.mark.parametrize("content_type", ["APPLICATION/JSON", "Application/Json; charset=UTF-8",
+                                          "application/json;charset=utf-8", "application/problem+json",
+                                          "application/vnd.engram+json; charset=utf-8"])
+def test_json_media_types_are_accepted_whatever_their_case_suffix_or_parameters(api: httpx.Client,
+                                                                               content_type: str) -> None:
+    event_id = "ct-" + "".join(c for c in content_type.lower() if c.isalnum())[:40]
+    reply = api.post(f"/v1/worlds/{POISON}/events", content=json.dumps({"events": [_event(event_id)]}).encode(),
+                     headers={"content-type": content_type})
+    assert reply.status_code == 202, reply.text
+    assert api.get(f"/v1/worlds/{POISON}/events/{event_id}").status_code == 200
+
+
+def test_a_body_in_another_media_type_is_refused_as_unsupported(api: httpx.Client) -> None:
+    for content_type in ("text/json", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data"):
+        reply = api.post(f"/v1/worlds/{POISON}/events", content=json.dumps({"events": [_event("ct-x")]}).encode(),
+                         headers={"content-type": content_type})
+        assert _refused(reply, 415)["code"] == "unsupported_media_type"
+
+
+@pytest.mark.parametrize("path", ["/v1/worlds/poison/entities?name=a%00b", "/v1/worlds/poison/entities?definition=%00",
+                                  "/v1/worlds/poison/search?q=a%00b", "/v1/worlds/poison/entities?name=ok&limit=1%00"])
+def test_a_nul_character_in_a_query_parameter_is_refused_naming_it(api: httpx.Client, path: str) -> None:
+    error = _refused(api.get(path))
+    assert error["details"][0]["loc"][0] == "query", error
+
+
+@pytest.mark.parametrize("cursor", [
+    ["event", [{"a": 1}]], ["event", [["x"]]], ["event", [None]], ["event", ["a\x00b"]], ["event", [1.5]],
+    ["mention", ["evt", "one", "two"]], ["mention", ["evt", 10 ** 30, 1]], ["alias", [1, 2, 3]],
+    ["ontology", ["spaceship", "x"]], ["config", [True]], "not a list", [], ["event"],
+])
+def test_a_crafted_export_cursor_is_refused(api: httpx.Client, cursor: object) -> None:
+    import base64
+
+    token = base64.urlsafe_b64encode(json.dumps(cursor).encode()).decode().rstrip("=")
+    for path in (f"/v1/worlds/{POISON}/export", f"/v1/worlds/{POISON}/users/mallory/export"):
+        _refused(api.get(path, params={"cursor": token}))
+
+
+def test_an_import_body_that_is_not_utf8_is_refused(api: httpx.Client) -> None:
+    error = _refused(api.post(f"/v1/worlds/{POISON}/import", content=b'{"format": "engram-export"}\n\xff\xfe\x00',
+                              headers={"content-type": "application/x-ndjson"}), 400)
+    assert "UTF-8" in error["message"]

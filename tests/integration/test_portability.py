@@ -371,3 +371,87 @@ def test_the_cli_exports_page_by_page_and_imports_in_parts(api: httpx.Client, so
     assert _count(source, "chat_events", "port-cli") == _count(source, "chat_events", WORLD)
     assert cli.main(["import", str(out), "--world", "port-cli"]) == 0
     assert "0 records imported" in capsys.readouterr().out.splitlines()[-1]
+
+
+# ---------------------------------------------------------------- an import is held to the rules of ingest
+def _document(*records: dict) -> bytes:
+    """A document of `records` ({"type", "data"}) under a header counting them."""
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["type"]] = counts.get(r["type"], 0) + 1
+    header = {"format": "engram-export", "version": 1, "schema_version": 1, "world_id": "elsewhere",
+              "exported_at": T0.isoformat(), "embedder": None, "counts": counts}
+    return "\n".join(json.dumps(line) for line in [header, *records]).encode()
+
+
+def _event_record(**fields: object) -> dict:
+    return {"type": "event", "data": {"event_id": "imp-1", "user_id": "ivy", "conversation_id": "c1", "role": "user",
+                                      "content": "I live in Lyon.", "content_type": "userinput",
+                                      "occurred_at": T0.isoformat(), "received_at": T0.isoformat(), "importance": 0.4,
+                                      **fields}}
+
+
+BAD_CONFIGS = [("heuristics", {"rrf_k": "many"}), ("heuristics", {"no_such_rule": 1}),
+               ("heuristics", {"decay_half_life_days": 0}), ("heuristics", {"search_limit": -1}),
+               ("heuristics", {"base_importance": {"userinput": "high"}}), ("tag_categories", {"travel": "flight"}),
+               ("colour", "blue")]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_CONFIGS)))
+def test_an_import_whose_config_does_not_validate_is_refused_and_the_world_keeps_working(
+        api: httpx.Client, source: Clients, case: int) -> None:
+    key, value = BAD_CONFIGS[case]
+    world = f"port-config-{case}"
+    config = {"type": "config", "data": {"key": key, "value": value, "updated_at": T0.isoformat()}}
+    error = _refused(api, world, _document(config, _event_record()), 422, "invalid_export")
+    assert [e["line"] for e in error["details"]] == [2], error
+    assert _count(source, "system_config", world) == 0 and _count(source, "chat_events", world) == 0
+    event = {"user_id": "ivy", "conversation_id": "c1", "role": "user", "content": "I live in Lyon."}
+    assert api.post(f"/v1/worlds/{world}/events", json={"events": [event]}).status_code == 202
+    assert api.get(f"/v1/worlds/{world}/search", params={"q": "Lyon"}).status_code == 200
+    assert api.post(f"/v1/worlds/{world}/queries", json={"user_id": "ivy", "question": "Where?"}).status_code == 200
+
+
+@pytest.mark.parametrize("bad", ["a/b", "..", "", "x" * 300, "a b", "-leading"])
+def test_an_import_refuses_ids_the_api_cannot_address(api: httpx.Client, source: Clients, bad: str) -> None:
+    for record in (_event_record(user_id=bad), _event_record(event_id=bad), _event_record(conversation_id=bad)):
+        error = _refused(api, "port-ids", _document(record), 422, "invalid_export")
+        assert error["details"][0]["line"] == 2
+    query = {"type": "query", "data": {"query_id": "qry_1", "user_id": bad, "question": "Where?", "config": {},
+                                       "status": "completed", "created_at": T0.isoformat()}}
+    _refused(api, "port-ids", _document(query), 422, "invalid_export")
+    assert _count(source, "chat_events", "port-ids") == 0 and _count(source, "world_queries", "port-ids") == 0
+
+
+def test_an_import_refuses_an_event_ingest_would_refuse(api: httpx.Client, source: Clients) -> None:
+    deep: dict = {"leaf": 1}
+    for _ in range(40):
+        deep = {"d": deep}
+    for record in (_event_record(metadata=deep), _event_record(content=""), _event_record(content="x" * 32_001),
+                   _event_record(content_type="spaceship"), _event_record(metadata={"n": "NUMBER"})):
+        body = _document(record).replace(b'"NUMBER"', b"NaN")
+        assert _refused(api, "port-rules", body, 422, "invalid_export")["details"][0]["line"] == 2
+    assert _count(source, "chat_events", "port-rules") == 0
+
+
+SEPARATORS = "one\u2028two\u2029three\u0085four\x0bfive\x0csix\x1cseven\x1dend"
+
+
+def test_an_export_holding_line_and_paragraph_separators_imports_intact(
+        api: httpx.Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.local import cli
+
+    event = {"event_id": "sep-1", "user_id": "ivy", "conversation_id": "c1", "role": "user", "content": SEPARATORS,
+             "metadata": {"note": SEPARATORS}}
+    assert api.post("/v1/worlds/port-sep/events", json={"events": [event]}).status_code == 202
+    body = _export(api, "/v1/worlds/port-sep/export", vectors="false").content
+    imported = api.post("/v1/worlds/port-sep-copy/import", content=body, headers={"content-type": "application/x-ndjson"})
+    assert imported.status_code == 200, imported.text
+    copy = api.get("/v1/worlds/port-sep-copy/events/sep-1").json()
+    assert copy["content"] == SEPARATORS and copy["metadata"] == {"note": SEPARATORS}
+
+    monkeypatch.setattr(cli, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
+    out = tmp_path / "sep.jsonl"
+    assert cli.main(["export", "--world", "port-sep", "--out", str(out), "--no-vectors"]) == 0
+    assert cli.main(["import", str(out), "--world", "port-sep-cli"]) == 0
+    assert api.get("/v1/worlds/port-sep-cli/events/sep-1").json()["content"] == SEPARATORS

@@ -60,3 +60,11 @@ def test_a_batch_holds_one_to_a_hundred_events() -> None:
     with pytest.raises(ValidationError):
         IngestRequest.model_validate({"events": [event] * 101})
     assert len(IngestRequest.model_validate({"events": [event] * 100}).events) == 100
+
+
+@pytest.mark.parametrize("metadata", [{"x": float("nan")}, {"x": [float("inf")]}, {"x": 10 ** 5_000},
+                                      {"x\x00": 1}, {"x": "\ud800"}])
+def test_an_event_from_code_with_metadata_json_cannot_hold_is_refused(metadata: dict) -> None:
+    with pytest.raises(ValidationError):
+        IngestRequest.model_validate({"events": [{"user_id": "u", "conversation_id": "c", "role": "user",
+                                                  "content": "x", "metadata": metadata}]})

@@ -23,7 +23,7 @@ T = "2026-01-01T00:00:00Z"
 
 def _event(i: int, **extra: object) -> dict:
     return {"type": "event", "data": {"event_id": f"e{i}", "user_id": "u", "conversation_id": "c", "role": "user",
-                                      "content": f"hello {i}", "content_type": "statement", "occurred_at": T,
+                                      "content": f"hello {i}", "content_type": "userinput", "occurred_at": T,
                                       "received_at": T, "importance": 0.5, **extra}}
 
 

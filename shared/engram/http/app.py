@@ -16,6 +16,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from engram.config import get_settings
 from engram.errors import EngramError, InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
 from engram.http.auth import authorize, parse_api_keys
+from engram.model import jsonvalues
+from engram.model.jsonvalues import storable
 from engram.observability import logger
 
 MAX_BODY_BYTES = 1_000_000
@@ -35,29 +37,48 @@ def error_response(status: int, code: str, message: str, details: Any = None) ->
                     body=json.dumps({"error": {"code": code, "message": message, "details": details}}, default=str))
 
 
+def body_limit(path: str) -> int:
+    """The largest body a route takes, in bytes."""
+    return MAX_IMPORT_BYTES if _IMPORT_PATH.match(path) else MAX_BODY_BYTES
+
+
+def too_large(path: str) -> PayloadTooLarge:
+    """The 413 of a body over its route's limit."""
+    if _IMPORT_PATH.match(path):
+        return PayloadTooLarge(f"an import document over {MAX_IMPORT_BYTES} bytes: send it with "
+                               "`engram import FILE --world W`, which sends it in parts")
+    return PayloadTooLarge(f"the body is over {MAX_BODY_BYTES} bytes")
+
+
+def check_head(path: str, headers: dict[str, str], claims: dict[str, Any] | None, length: int | None) -> None:
+    """What can be refused from a request's head alone, before its body is read: the caller (401, 403), then
+    the body's length as declared or measured (413). `headers` have lower-case names."""
+    authorize(path, headers, claims, parse_api_keys(get_settings().api_keys))
+    if length is not None and length > body_limit(path):
+        raise too_large(path)
+
+
 def resolve(app: APIGatewayHttpResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Size and authorization checks on the raw event, before any route or validation reads it,
-    then the resolver."""
+    """The caller, size, media type, parameter and body checks on the raw event, before any route or
+    validation reads it, then the resolver."""
     try:
         body = event.get("body") or ""
         path = event.get("rawPath") or (event.get("requestContext") or {}).get("http", {}).get("path", "")
-        if _IMPORT_PATH.match(path):
-            if len(body.encode() if isinstance(body, str) else body) > MAX_IMPORT_BYTES:
-                raise PayloadTooLarge(f"an import document over {MAX_IMPORT_BYTES} bytes: send it with "
-                                      "`engram import FILE --world W`, which sends it in parts")
-        elif len(body.encode() if isinstance(body, str) else body) > MAX_BODY_BYTES:
-            raise PayloadTooLarge(f"the body is over {MAX_BODY_BYTES} bytes")
         claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims")
         headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+        check_head(path, headers, claims, len(body.encode() if isinstance(body, str) else body))
+        _check_parameters(event.get("queryStringParameters") or {})
         if _IMPORT_PATH.match(path):  # an export document: JSON Lines
             if body and not _is_json_lines(headers.get("content-type")):
                 raise UnsupportedMediaType(f"an import document is application/x-ndjson, not "
                                            f"{headers['content-type']!r}")
-        elif body and not _is_json(headers.get("content-type")):
-            raise UnsupportedMediaType(f"the body must be application/json, not {headers['content-type']!r}")
-        authorize(path, headers, claims, parse_api_keys(get_settings().api_keys))
-        if body and not _IMPORT_PATH.match(path):
+            if body:
+                _text(body, bool(event.get("isBase64Encoded")))
+        elif body:
+            if not _is_json(headers.get("content-type")):
+                raise UnsupportedMediaType(f"the body must be application/json, not {headers['content-type']!r}")
             _check_storable(body, bool(event.get("isBase64Encoded")))
+            event = _as_plain_json(event)
     except EngramError as exc:
         return {"statusCode": exc.status, "headers": {"Content-Type": "application/json"}, "isBase64Encoded": False,
                 "body": json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}})}
@@ -65,51 +86,52 @@ def resolve(app: APIGatewayHttpResolver, event: dict[str, Any], context: Any) ->
 
 
 def _is_json(content_type: str | None) -> bool:
-    """Every body the API takes is JSON; a request that names no content type is read as JSON."""
+    """Every body the API takes is JSON (any JSON media type: `application/json`, `application/*+json`, in any
+    case, with parameters); a request that names no content type is read as JSON."""
     if not content_type:
         return True
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
-def _check_storable(body: str | bytes, base64_encoded: bool) -> None:
-    """A JSON body PostgreSQL can store: UTF-8, and no string in it (key or value, at any depth) holding a NUL
-    character or half a surrogate pair, which `text` and `jsonb` refuse. Refused here with the string's location
-    instead of failing in the database; a body that is not JSON is left to the resolver's 400."""
+def _as_plain_json(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with its JSON media type spelled `application/json`: the resolver's validation reads only that
+    spelling (in another case, or a `+json` type, the body would reach no route)."""
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    return {**event, "headers": {**headers, "content-type": "application/json"}}
+
+
+def _check_parameters(parameters: dict[str, str]) -> None:
+    """Query parameters PostgreSQL can be given: no NUL character or unpaired surrogate, in a name or a value."""
+    for name, value in parameters.items():
+        if not (storable(name) and storable(value)):
+            raise InvalidInput(f"the query parameter {name!r} holds a NUL character or an unpaired surrogate",
+                               [{"loc": ["query", name], "msg": "unstorable text", "type": "text_unstorable"}])
+
+
+def _text(body: str | bytes, base64_encoded: bool) -> str:
     raw = base64.b64decode(body) if base64_encoded else body
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        document = json.loads(text)
+        return raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
         raise MalformedBody(f"the body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
+
+
+def _check_storable(body: str | bytes, base64_encoded: bool) -> None:
+    """A JSON body every JSON reader and PostgreSQL can hold: UTF-8, no NaN or Infinity (not JSON), no number
+    beyond a 64-bit float or integer of more than JSON_MAX_INT_DIGITS digits, and no string (key or value, at any
+    depth) holding a NUL character or half a surrogate pair, which `text` and `jsonb` refuse. Refused here with
+    the value's location instead of failing further on; a body that is not JSON is left to the resolver's 400."""
+    text = _text(body, base64_encoded)
+    try:
+        document = jsonvalues.loads(text)
     except RecursionError as exc:
         raise MalformedBody("the body is nested too deeply") from exc
     except ValueError:
         return
-    pending: list[tuple[list[Any], Any]] = [(["body"], document)]
-    while pending:  # iterative: a deep document cannot exhaust the stack here
-        loc, value = pending.pop()
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if not _storable(key):
-                    raise InvalidInput("a key holds a NUL character or an unpaired surrogate",
-                                       [{"loc": loc, "msg": "unstorable text", "type": "text_unstorable"}])
-                pending.append(([*loc, key], item))
-        elif isinstance(value, list):
-            pending.extend(([*loc, i], item) for i, item in enumerate(value))
-        elif isinstance(value, str) and not _storable(value):
-            raise InvalidInput("a string holds a NUL character or an unpaired surrogate",
-                               [{"loc": loc, "msg": "unstorable text", "type": "text_unstorable"}])
-
-
-def _storable(text: str) -> bool:
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    found = jsonvalues.problem(document, ["body"])
+    if found is not None:
+        raise InvalidInput(found["msg"], [found])
 
 
 def _is_json_lines(content_type: str | None) -> bool:

@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from engram import graph, lifecycle
+from engram.config import WorldConfig
 from engram.erase import erase_user
 from engram.errors import NotFound
 from engram.ingest import ingest_events, sweep_stalled
@@ -38,13 +39,21 @@ from engram.model.portability import ImportResult
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
-from engram.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, export_page, import_document
+from engram.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
 from engram.query import service as queries
 from engram.resolution import pending_disambiguations, settle_disambiguation
 from engram.retrieval.search import find_similar
 from engram.retrieval.search import search as fused_search
 from engram.service import get_clients
 from engram.signals import list_signals, set_assumption_status
+from engram.world_config import (
+    WorldConfigPatch,
+    WorldConfigView,
+    patch_config,
+    read_config,
+    replace_config,
+    reset_config,
+)
 
 ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"
@@ -188,6 +197,30 @@ def consolidate(world: World) -> Response[dict[str, Any]]:
     return _json(202, {"world_id": world, "execution_id": execution})
 
 
+@api_router.get("/v1/worlds/<world>/config",
+                summary="The world's config: its overrides, any stored override ignored (and why), and the heuristics "
+                        "and tag categories in force")
+def get_config(world: World) -> WorldConfigView:
+    return read_config(get_clients(), world)
+
+
+@api_router.put("/v1/worlds/<world>/config",
+                summary="Replace the world's overrides (validated whole: 422 on an unknown key or a bad value)")
+def put_config(world: World, config: WorldConfig) -> WorldConfigView:
+    return replace_config(get_clients(), world, config)
+
+
+@api_router.patch("/v1/worlds/<world>/config",
+                  summary="Change some overrides (a JSON merge patch: null removes one), validated whole")
+def patch_world_config(world: World, patch: WorldConfigPatch) -> WorldConfigView:
+    return patch_config(get_clients(), world, patch)
+
+
+@api_router.delete("/v1/worlds/<world>/config", summary="Remove every override of the world: the defaults apply")
+def delete_config(world: World) -> WorldConfigView:
+    return reset_config(get_clients(), world)
+
+
 @api_router.get("/v1/health", summary="Liveness with the state of each dependency")
 def health() -> Response[dict[str, Any]]:
     clients = get_clients()
@@ -275,4 +308,4 @@ def export_user(world: World, user_id: Id, cursor: ExportCursor = None, vectors:
                          "one transaction; rows the world holds are skipped")
 def import_world(world: World) -> ImportResult:
     body = api_router.current_event.decoded_body or ""
-    return import_document(get_clients(), world, body.splitlines())
+    return import_document(get_clients(), world, document_lines(body))

@@ -253,6 +253,8 @@ def _export(args: argparse.Namespace) -> int:
 
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
+    from engram.portability import document_lines
+
     path = f"/v1/worlds/{args.world}" + (f"/users/{args.user}" if args.user else "") + "/export"
     params: dict[str, Any] = {"vectors": str(not args.no_vectors).lower()}
     if args.page_bytes:
@@ -266,7 +268,7 @@ def _export(args: argparse.Namespace) -> int:
             response = client.get(path, params=params)
             if response.status_code >= 400:
                 _checked(response)
-            lines = response.text.splitlines()
+            lines = document_lines(response.text)
             page = json.loads(lines[0])
             header = header or page
             for kind, n in page["counts"].items():
@@ -295,9 +297,9 @@ def _import(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     from engram.errors import InvalidInput
-    from engram.portability import document_parts, parse_document
+    from engram.portability import document_lines, document_parts, parse_document
 
-    lines = args.file.read_text(encoding="utf-8").splitlines()
+    lines = document_lines(args.file.read_text(encoding="utf-8"))
     try:
         document = parse_document(lines, schema_version=2**31 - 1)  # the server knows its own schema
     except InvalidInput as exc:

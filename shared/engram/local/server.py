@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+import json
 import re
 import sys
 import time
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from engram.errors import EngramError
+from engram.http.app import body_limit, check_head, too_large
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 _EVENTS_ROUTE = re.compile(r"^/v1/worlds/[^/]+/events/?$")
@@ -102,12 +106,6 @@ def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
                     return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method, path = scope["method"], scope["path"]
         page = _browser_file(method, path)
@@ -116,6 +114,12 @@ def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
             await send({"type": "http.response.start", "status": status,
                         "headers": [(b"content-type", content_type.encode()), (b"cache-control", b"no-cache")]})
             await send({"type": "http.response.body", "body": content})
+            return
+        try:  # the caller and the declared length first: a body that will be refused is never read
+            check_head(path, headers, None, _declared_length(headers))
+            body = await _read_body(receive, path)
+        except EngramError as exc:
+            await _send_error(send, exc)
             return
         name = "ingest" if method == "POST" and _EVENTS_ROUTE.match(path) else "api"
         event = to_event(method, path, scope.get("query_string", b"").decode(), headers, body)
@@ -132,6 +136,34 @@ def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
         await send({"type": "http.response.body", "body": raw})
 
     return app
+
+
+def _declared_length(headers: dict[str, str]) -> int | None:
+    try:
+        return int(headers["content-length"])
+    except (KeyError, ValueError):
+        return None  # none declared (chunked): bounded while it is read
+
+
+async def _read_body(receive: Receive, path: str) -> bytes:
+    """The request's body, read until it ends or passes the route's limit (413: the rest is never read)."""
+    limit, size, chunks = body_limit(path), 0, []
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large(path)
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _send_error(send: Send, exc: EngramError) -> None:
+    body = json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}}).encode()
+    await send({"type": "http.response.start", "status": exc.status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def serve(host: str, port: int) -> None:

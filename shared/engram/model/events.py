@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from engram.model.common import Frozen, Identifier, Record
+from engram.model.jsonvalues import JSON_MAX_DEPTH, METADATA_MAX_BYTES, Metadata
 
 Role = Literal["user", "assistant", "system", "tool"]
 ContentType = Literal[
@@ -33,7 +34,8 @@ class EventIn(Frozen):
     content: str = Field(min_length=1, max_length=32_000)
     content_type: ContentType | None = Field(default=None, description="Inferred from the role when absent")
     occurred_at: datetime | None = Field(default=None, description="Defaults to the time of receipt")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict, description=f"any JSON object, objects and arrays nested at most "
+                               f"{JSON_MAX_DEPTH} deep, at most {METADATA_MAX_BYTES:,} bytes as JSON")
 
     @field_validator("occurred_at")
     @classmethod

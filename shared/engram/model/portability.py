@@ -13,6 +13,7 @@ from engram.model.common import Frozen
 
 FORMAT: Literal["engram-export"] = "engram-export"
 FORMAT_VERSION = 1
+INT4_MAX = 2**31 - 1  # PostgreSQL's `integer`
 
 
 # ---------------------------------------------------------------- the records: one model per exported table
@@ -87,8 +88,8 @@ class MentionRow(Row):
     event_id: str
     mention: str
     kind: str
-    span_start: int
-    span_end: int
+    span_start: int = Field(ge=0, le=INT4_MAX)
+    span_end: int = Field(ge=0, le=INT4_MAX)
     entity_id: str | None = None
     method: str
     confidence: float
@@ -288,6 +289,7 @@ class RecordKind:
     doc_kind: str | None = None
     per_user: bool = True
     generated: tuple[str, ...] = ()  # columns the importing database fills itself
+    ids: tuple[str, ...] = ()  # columns holding ids the API addresses (a list column: every item), checked on import
 
     @property
     def columns(self) -> list[str]:
@@ -298,24 +300,38 @@ class RecordKind:
 RECORD_KINDS: tuple[RecordKind, ...] = (
     RecordKind("config", "system_config", ConfigRow, ("key",), per_user=False),
     RecordKind("ontology", "domain_ontology", OntologyRow, ("kind", "concept"), per_user=False),
-    RecordKind("entity", "canonical_entities", EntityRow, ("entity_id",), ("embedding",), "entity"),
-    RecordKind("alias", "entity_aliases", AliasRow, ("normalized_alias", "entity_id", "user_id")),
-    RecordKind("event", "chat_events", EventRow, ("event_id",), ("embedding", "context_embedding"), "event"),
+    RecordKind("entity", "canonical_entities", EntityRow, ("entity_id",), ("embedding",), "entity", ids=("entity_id",)),
+    RecordKind("alias", "entity_aliases", AliasRow, ("normalized_alias", "entity_id", "user_id"),
+               ids=("entity_id", "user_id")),
+    RecordKind("event", "chat_events", EventRow, ("event_id",), ("embedding", "context_embedding"), "event",
+               ids=("event_id", "user_id", "conversation_id")),
     RecordKind("mention", "entity_mentions", MentionRow, ("event_id", "span_start", "span_end"),
-               generated=("mention_id",)),
-    RecordKind("relationship", "entity_relationships", RelationshipRow, ("relationship_id",)),
-    RecordKind("episodic", "episodic_memories", EpisodicRow, ("memory_id",), ("embedding",), "episodic"),
-    RecordKind("semantic", "semantic_memories", SemanticRow, ("memory_id",), ("embedding",), "semantic"),
-    RecordKind("procedural", "procedural_memories", ProceduralRow, ("memory_id",), ("embedding",), "procedural"),
-    RecordKind("summary", "memory_summaries", SummaryRow, ("summary_id",), ("embedding",), "summary"),
-    RecordKind("conflict", "memory_conflicts", ConflictRow, ("conflict_id",)),
-    RecordKind("signal", "signals", SignalRow, ("signal_id",)),
-    RecordKind("signal_cursor", "signal_cursors", SignalCursorRow, ("conversation_id",), per_user=False),
-    RecordKind("query", "world_queries", QueryRow, ("query_id",)),
-    RecordKind("insight_state", "insight_states", InsightStateRow, ("conversation_id",), per_user=False),
-    RecordKind("inflection", "inflections", InflectionRow, ("inflection_id",), per_user=False),
-    RecordKind("intervention", "interventions", InterventionRow, ("intervention_id",), per_user=False),
-    RecordKind("consolidation_run", "consolidation_runs", ConsolidationRunRow, ("run_id",), per_user=False),
+               generated=("mention_id",), ids=("event_id", "entity_id")),
+    RecordKind("relationship", "entity_relationships", RelationshipRow, ("relationship_id",),
+               ids=("relationship_id", "source_entity_id", "target_entity_id", "evidence_event_ids",
+                    "source_memory_ids")),
+    RecordKind("episodic", "episodic_memories", EpisodicRow, ("memory_id",), ("embedding",), "episodic",
+               ids=("memory_id", "user_id", "conversation_id", "event_ids", "entity_ids")),
+    RecordKind("semantic", "semantic_memories", SemanticRow, ("memory_id",), ("embedding",), "semantic",
+               ids=("memory_id", "user_id", "subject_entity_id", "object_entity_id", "source_event_ids")),
+    RecordKind("procedural", "procedural_memories", ProceduralRow, ("memory_id",), ("embedding",), "procedural",
+               ids=("memory_id", "user_id")),
+    RecordKind("summary", "memory_summaries", SummaryRow, ("summary_id",), ("embedding",), "summary",
+               ids=("summary_id", "user_id", "scope_id")),
+    RecordKind("conflict", "memory_conflicts", ConflictRow, ("conflict_id",),
+               ids=("conflict_id", "memory_id", "conflicting_memory_id", "winner_memory_id")),
+    RecordKind("signal", "signals", SignalRow, ("signal_id",), ids=("signal_id", "conversation_id", "user_id", "event_id")),
+    RecordKind("signal_cursor", "signal_cursors", SignalCursorRow, ("conversation_id",), per_user=False,
+               ids=("conversation_id", "last_event_id", "pending_event_ids")),
+    RecordKind("query", "world_queries", QueryRow, ("query_id",), ids=("query_id", "user_id", "conversation_id")),
+    RecordKind("insight_state", "insight_states", InsightStateRow, ("conversation_id",), per_user=False,
+               ids=("conversation_id",)),
+    RecordKind("inflection", "inflections", InflectionRow, ("inflection_id",), per_user=False,
+               ids=("inflection_id", "conversation_id", "signal_ids", "event_ids")),
+    RecordKind("intervention", "interventions", InterventionRow, ("intervention_id",), per_user=False,
+               ids=("intervention_id", "conversation_id", "signal_ids")),
+    RecordKind("consolidation_run", "consolidation_runs", ConsolidationRunRow, ("run_id",), per_user=False,
+               ids=("run_id",)),
 )
 KINDS = {k.name: k for k in RECORD_KINDS}
 # Tables with a world_id that are not exported, and why. A test holds every world table to one of the two lists.

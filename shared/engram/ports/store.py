@@ -359,6 +359,9 @@ class PortabilityStore(Protocol):
 class Store(PortabilityStore, EraseStore, EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
             RetrievalStore, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
-        """The world's `system_config` overrides (heuristics and tag categories)."""
+        """The world's `system_config` rows (heuristics and tag categories), as stored: not validated."""
+        ...
+    def set_world_config(self, world_id: str, config: dict[str, Any]) -> None:
+        """Replace the world's `system_config` rows with one row per key of `config` (empty: none)."""
         ...
     def ping(self) -> None: ...

@@ -12,6 +12,7 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from engram.errors import TransientStoreError
@@ -117,6 +118,15 @@ class PostgresBase:
         with self.tx(world_id) as cur:
             cur.execute("SELECT key, value FROM system_config WHERE world_id = %s", (world_id,))
             return {r["key"]: r["value"] for r in cur.fetchall()}
+
+    def set_world_config(self, world_id: str, config: dict[str, Any]) -> None:
+        with self.tx(world_id) as cur:
+            cur.execute("DELETE FROM system_config WHERE world_id = %s AND NOT (key = ANY(%s))",
+                        (world_id, list(config)))
+            for key, value in config.items():
+                cur.execute("INSERT INTO system_config (world_id, key, value) VALUES (%s, %s, %s) ON CONFLICT "
+                            "(world_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
+                            (world_id, key, Jsonb(value)))
 
     def close(self) -> None:
         self.pool.close()

@@ -147,13 +147,15 @@ class Routes:
                     params=_params(name=name, limit=limit))
 
     @staticmethod
-    def entity(world: str, entity_id: str) -> Call[EntityDetail]:
-        return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}", _model(EntityDetail))
+    def entity(world: str, entity_id: str, *, user_id: str | None = None) -> Call[EntityDetail]:
+        return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}", _model(EntityDetail),
+                    params=_params(user_id=user_id))
 
     @staticmethod
-    def relationships(world: str, entity_id: str, *, depth: int) -> Call[list[Relationship]]:
+    def relationships(world: str, entity_id: str, *, depth: int, user_id: str | None = None
+                      ) -> Call[list[Relationship]]:
         return Call("GET", f"/v1/worlds/{world}/entities/{entity_id}/relationships", _model(list[Relationship]),
-                    params={"depth": depth})
+                    params=_params(depth=depth, user_id=user_id))
 
     @staticmethod
     def memories(world: str, user_id: str, *, layer: str, limit: int) -> Call[list[dict[str, Any]]]:
@@ -282,11 +284,13 @@ class EngramClient:
     def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
         return self.run(Routes.entities(world, name=name, limit=limit))
 
-    def entity(self, world: str, entity_id: str) -> EntityDetail:
-        return self.run(Routes.entity(world, entity_id))
+    def entity(self, world: str, entity_id: str, *, user_id: str | None = None) -> EntityDetail:
+        """The entity; with `user_id`, as that user knows it (their facts and edges, and the world's)."""
+        return self.run(Routes.entity(world, entity_id, user_id=user_id))
 
-    def relationships(self, world: str, entity_id: str, *, depth: int = 1) -> list[Relationship]:
-        return self.run(Routes.relationships(world, entity_id, depth=depth))
+    def relationships(self, world: str, entity_id: str, *, depth: int = 1,
+                      user_id: str | None = None) -> list[Relationship]:
+        return self.run(Routes.relationships(world, entity_id, depth=depth, user_id=user_id))
 
     def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[dict[str, Any]]:
         return self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
@@ -373,11 +377,12 @@ class AsyncEngramClient:
     async def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
         return await self.run(Routes.entities(world, name=name, limit=limit))
 
-    async def entity(self, world: str, entity_id: str) -> EntityDetail:
-        return await self.run(Routes.entity(world, entity_id))
+    async def entity(self, world: str, entity_id: str, *, user_id: str | None = None) -> EntityDetail:
+        return await self.run(Routes.entity(world, entity_id, user_id=user_id))
 
-    async def relationships(self, world: str, entity_id: str, *, depth: int = 1) -> list[Relationship]:
-        return await self.run(Routes.relationships(world, entity_id, depth=depth))
+    async def relationships(self, world: str, entity_id: str, *, depth: int = 1,
+                            user_id: str | None = None) -> list[Relationship]:
+        return await self.run(Routes.relationships(world, entity_id, depth=depth, user_id=user_id))
 
     async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50
                        ) -> list[dict[str, Any]]:

@@ -187,7 +187,9 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
     if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
                                     user_id=None, confidence=min(cap, triple.confidence), source="user"))
-    known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"))
+    # Each user's facts live their own lifecycle: another user's words neither reinforce nor supersede them.
+    known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
+                             user_id=event.user_id)
     for f in known:
         if event.event_id in f.source_event_ids and _same_value(f.object_value, triple.object):
             if f.status == "active" and f.object_entity_id is not None:
@@ -253,8 +255,9 @@ def _cross_predicate_conflicts(clients: Clients, world_id: str, stated: list[Sem
     others: dict[str, list[SemanticMemory]] = {}
     for subject_id in dict.fromkeys(f.subject_entity_id for f in stated):
         own = {f.predicate for f in stated if f.subject_entity_id == subject_id}
-        rest = [f for f in store.find_facts(world_id, subject_id) if f.memory_id not in stated_ids
-                and not (f.predicate in own and f.predicate in h.single_valued_predicates)]
+        speakers = sorted({f.user_id for f in stated if f.subject_entity_id == subject_id})
+        rest = [f for user_id in speakers for f in store.find_facts(world_id, subject_id, user_id=user_id)
+                if f.memory_id not in stated_ids and not (f.predicate in own and f.predicate in h.single_valued_predicates)]
         if rest:
             others[subject_id] = rest[-h.cross_conflict_max_facts:]
     if not others:
@@ -279,8 +282,9 @@ def _cross_predicate_conflicts(clients: Clients, world_id: str, stated: list[Sem
     for pair in reply.value.conflicts:
         new, old = by_memory.get(pair.memory_id), by_memory.get(pair.conflicting_memory_id)
         key = frozenset((pair.memory_id, pair.conflicting_memory_id))
-        # Only pairs of the facts offered, a new one among them, about one subject, each pair once.
-        if new is None or old is None or new is old or key in seen or new.subject_entity_id != old.subject_entity_id:
+        # Only pairs of the facts offered, a new one among them, about one subject, of one user, each pair once.
+        if (new is None or old is None or new is old or key in seen or new.subject_entity_id != old.subject_entity_id
+                or new.user_id != old.user_id):
             continue
         if new.memory_id not in stated_ids:
             new, old = old, new

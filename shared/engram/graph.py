@@ -25,21 +25,22 @@ def require_entity(clients: Clients, world_id: str, entity_id: str) -> Canonical
 
 
 def entity_detail(clients: Clients, world_id: str, entity_id: str, user_id: str | None = None) -> EntityDetail:
-    """An entity, every alias (global, and the users' own: only `user_id`'s when one is given), its facts
-    (as subject or object, strongest first) and its direct relationships."""
+    """An entity, every alias (global, and the users' own), its facts (as subject or object, strongest first)
+    and its direct relationships; for `user_id`, only the user's own aliases, facts and edges and the world's."""
     entity = require_entity(clients, world_id, entity_id)
     h = clients.heuristics_for(world_id)
     store = clients.store
     return EntityDetail(**entity.model_dump(),
                         alias_details=store.entity_aliases(world_id, entity_id, user_id),
-                        facts=store.facts_about(world_id, [entity_id], h.entity_detail_max_facts),
-                        relationships=store.relationships(world_id, entity_id, 1))
+                        facts=store.facts_about(world_id, [entity_id], h.entity_detail_max_facts, user_id=user_id),
+                        relationships=store.relationships(world_id, entity_id, 1, user_id=user_id))
 
 
 def find_paths(clients: Clients, world_id: str, from_id: str, to_id: str, max_length: int,
-               limit: int) -> list[EntityPath]:
+               limit: int, user_id: str | None = None) -> list[EntityPath]:
     """The shortest chains of relationships (either direction) from one entity to another, at most
-    `max_length` edges and `limit` chains; none when they are not connected that closely."""
+    `max_length` edges and `limit` chains; none when they are not connected that closely. For `user_id`, on
+    the edges that user sees only; for a world-level caller, on every edge."""
     require_entity(clients, world_id, from_id)
     require_entity(clients, world_id, to_id)
     h = clients.heuristics_for(world_id)
@@ -51,7 +52,7 @@ def find_paths(clients: Clients, world_id: str, from_id: str, to_id: str, max_le
             break
         level: dict[str, list[tuple[str, Relationship]]] = {}
         ends = set(frontier)
-        for rel in clients.store.neighbours(world_id, frontier):
+        for rel in clients.store.neighbours(world_id, frontier, user_id=user_id):
             for near, far in ((rel.source_entity_id, rel.target_entity_id), (rel.target_entity_id, rel.source_entity_id)):
                 if near in ends and far not in reached:
                     level.setdefault(far, []).append((near, rel))

@@ -269,7 +269,9 @@ def coreference_task(clients: Clients, scope: ResolutionScope, window: Sequence[
     speakers = {e.user_id: scope.user_entity_id(clients, e.user_id) for e in window}
     sightings = clients.store.conversation_sightings(scope.world_id, window[0].conversation_id,
                                                      max(e.occurred_at for e in window), h.coreference_max_sightings)
-    relations = clients.store.relations_of(scope.world_id, sorted(set(speakers.values())))
+    # A speaker's relations as that speaker knows them: "my boss" is never resolved through another user's words.
+    relations = [r for user_id in sorted(speakers)
+                 for r in clients.store.relations_of(scope.world_id, [speakers[user_id]], user_id=user_id)]
     keep = list(dict.fromkeys(s.entity_id for s in [*sightings, *relations]))[: h.coreference_max_candidates]
     references = [Reference(reference_id=f"{m.event_id}@{m.start}", event_id=m.event_id, text=m.text,
                             kind="pronoun" if m.kind == "pronoun" else "description", start=m.start,

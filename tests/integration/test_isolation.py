@@ -361,3 +361,308 @@ def test_erasing_a_user_in_world_a_leaves_the_same_user_in_world_b_whole(
     left = api.get(f"/v1/worlds/{A}/search", params={"q": "Lisbon"}).json()["hits"]
     assert {h["kind"] for h in left} <= {"entity"}  # the world's entities stay; nothing ana said or was told
     assert "Kyoto" in api.get(f"/v1/worlds/{B}/events/e0").text
+
+
+# ================================================================ users of one world
+# Two users of world iso-u: alice tells her city, employer, manager, dog and password; uma never mentions any of
+# them (only that Alice is her neighbour, that she likes tea, and that Rex Pillay is Alice's friend, which alice
+# says too: one edge with evidence from both). Whatever uma reads, through a capability, a question or a route
+# that takes her user id, holds nothing of alice's; alice still reads all of it; a world-level caller reads the
+# whole graph. Entities are the world's (their names are not anyone's memory): a capability that lists the world's
+# entities may show one as a bare summary, never with an edge, a fact or an event of alice's.
+U = "iso-u"
+USER_TURNS = {
+    "alice": ["My name is Alice and I live in Zanzibarville.", "I work at Quorvex Industries.",
+              "My manager is Thaddeus Vorn.", "I have a dog named Plumbago.", "My favourite password is xylocrypt.",
+              "Rex Pillay is my friend."],
+    "uma": ["Alice is my neighbour.", "I like green tea.", "Rex Pillay is Alice's friend."],
+}
+ALICE_MARKERS = ("zanzibarville", "quorvex", "thaddeus", "plumbago", "xylocrypt", "lives in", "works at",
+                 "manager of", "has dog", "password")
+QUESTIONS = ["Where does Alice live?", "Where does Alice work?", "Who is Alice's manager?", "What is Alice's dog called?",
+             "What is Alice's password?", "Tell me everything about Alice.", "Who is Alice's friend?",
+             "Who is Rex Pillay?"]
+USER_SEARCHES = ["Alice", "Where does Alice live?", "Alice manager", "Alice work", "Alice dog", "password", "Rex Pillay",
+                 "friend", "Alice OR neighbour", '"Alice"', "Ali*"]
+
+
+def _user_events(user: str) -> list[dict[str, Any]]:
+    return [{"event_id": f"{user}-ev{i}", "user_id": user, "conversation_id": f"c-{user}", "role": "user",
+             "content": text} for i, text in enumerate(USER_TURNS[user])]
+
+
+@pytest.fixture(scope="module")
+def users(iso: tuple[Clients, httpx.Client, dict[str, Any]], pg_url: str
+          ) -> tuple[Clients, httpx.Client, dict[str, Any]]:
+    """World iso-u enriched, asked (by alice) and consolidated; then what is alice's alone: her markers, every
+    id of a row of hers, the entities only her words name, and her edges."""
+    clients, api, _b = iso
+    for user in ("alice", "uma"):
+        assert api.post(f"/v1/worlds/{U}/events", json={"events": _user_events(user)}).status_code == 202
+        ids = [e["event_id"] for e in _user_events(user)]
+        resolve_events(clients, U, ids)
+        extract_events(clients, U, ids)
+        index_pending(clients, U, ids)
+    assert api.post(f"/v1/worlds/{U}/queries", json={"user_id": "alice", "question": "Where do I live?"}
+                    ).status_code == 200
+    assert api.post(f"/v1/worlds/{U}/consolidations").status_code == 202
+    ids: set[str] = set()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for table, column in (("chat_events", "event_id"), ("semantic_memories", "memory_id"),
+                              ("episodic_memories", "memory_id"), ("procedural_memories", "memory_id"),
+                              ("memory_summaries", "summary_id"), ("signals", "signal_id"),
+                              ("world_queries", "query_id")):
+            ids |= {r[0] for r in conn.execute(sql.SQL("SELECT {c} FROM {t} WHERE world_id = %s AND user_id = 'alice'")
+                                               .format(c=sql.Identifier(column), t=sql.Identifier(table)), (U,))}
+        rows = conn.execute("SELECT name, entity_id FROM canonical_entities WHERE world_id = %s", (U,)).fetchall()
+    entities, names = {r[0].lower(): r[1] for r in rows}, {r[1]: r[0] for r in rows}
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        edges = {r[0] for r in conn.execute(
+            "SELECT relationship_id FROM entity_relationships r WHERE world_id = %s AND NOT EXISTS (SELECT 1 FROM "
+            "semantic_memories m WHERE m.world_id = r.world_id AND m.memory_id = ANY(r.source_memory_ids) "
+            "AND m.user_id = 'uma')", (U,))}
+    alices = {entities[n] for n in ("zanzibarville", "quorvex industries", "thaddeus vorn", "plumbago")}
+    assert len(ids) >= 10 and len(edges) >= 4, (ids, edges)
+    return clients, api, {"ids": ids | alices | edges, "entities": entities, "names": names}
+
+
+def assert_nothing_of_alice(text: str, alice: dict[str, Any], where: str, sent: Any = None) -> None:
+    """No word of alice's and no id of a row of hers in `text` (echo fields and what the caller sent aside)."""
+    text = without_echoes(text)
+    for echoed in sorted(strings(sent), key=len, reverse=True):
+        text = text.replace(echoed, "")
+    lowered = text.lower()
+    markers = [m for m in ALICE_MARKERS if m in lowered]
+    ids = [i for i in alice["ids"] if i in text]
+    first = min((lowered.index(x.lower()) for x in markers + ids), default=0)
+    assert not markers and not ids, (f"{where} showed uma what alice said: markers {markers}, ids {ids[:5]}, "
+                                     f"at ...{text[max(0, first - 200):first + 100]}...")
+
+
+def named_entities(alice: dict[str, Any], *sent: Any) -> list[str]:
+    """The world's entities whose ids the caller sent, id and name: a world-level entity's own name is an echo."""
+    text = str(sent)
+    return [x for entity_id, name in alice["names"].items() if entity_id in text for x in (entity_id, name)]
+
+
+def uma_context(clients: Clients, alice: dict[str, Any]) -> QueryContext:
+    """uma's context as the loop builds it for a question about Alice, plus one entity only alice's words name
+    (as a bare summary: the world's entities are listed to anyone), so that paths towards it can be asked for."""
+    e = alice["entities"]
+    context = QueryContext(query_id="qry_users", world_id=U, question="Where does Alice live?",
+                           conversation_ids=["c-uma"], definitions=["person"])
+    wanted = [e["alice"], e["uma"], e["rex pillay"], e["thaddeus vorn"]]
+    context.merge([capabilities.entity_summary(x) for x in clients.store.get_entities(U, wanted)])
+    return context
+
+
+# What lists the world's entities: their bare summaries are world-level, whoever's words named them.
+LISTINGS = {"get_entities_by_definition", "get_entity_by_name", "list_entity_definitions"}
+
+
+def test_every_capability_run_for_a_user_holds_nothing_of_another_user_of_the_world(
+        users: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
+    clients, _api, alice = users
+    e = alice["entities"]
+    ali, uma, rex, thad = e["alice"], e["uma"], e["rex pillay"], e["thaddeus vorn"]
+    probes: dict[str, list[dict[str, Any]]] = {
+        "expand_entity": [{"entity_id": ali}, {"entity_id": rex}, {"entity_id": thad}],
+        "expand_entities": [{"entity_ids": [ali, uma, rex, thad]}],
+        "get_relationships": [{"entity_id": ali, "depth": d} for d in (1, 2, 3)] + [{"entity_id": thad}],
+        "get_entity_timeline": [{"entity_id": ali}, {"entity_id": rex}],
+        "find_path": [{"from_entity_id": uma, "to_entity_id": ali}, {"from_entity_id": ali, "to_entity_id": thad},
+                      {"from_entity_id": uma, "to_entity_id": thad, "max_length": 4},
+                      {"from_entity_id": rex, "to_entity_id": ali}],
+        "get_conversation_history": [{"conversation_id": "c-uma"}, {"conversation_id": "c-alice"}],
+        "list_entity_definitions": [{}],
+        "get_entities_by_definition": [{"definition": "person"}, {"definition": "place"}],
+        "search_entities": [{"query": q} for q in ("Alice", "Where does Alice live?", "Alice manager", "Alice dog")],
+        "get_entity_by_name": [{"name": "Alice"}, {"name": "Rex Pillay"}],
+        "search_memories": [{"query": q} for q in USER_SEARCHES],
+    }
+    assert set(probes) == capability_names(), "a capability the user-level suite does not probe: add it to `probes`"
+    context = uma_context(clients, alice)
+    ran = rejected = 0
+    for name, cases in probes.items():
+        for params in cases:
+            try:
+                typed = capabilities.offer(context).validate(InfoRequest(capability=name, params=params))  # type: ignore[arg-type]
+            except CapabilityRejected:
+                rejected += 1
+                continue
+            items = capabilities.execute(clients, context, "uma", typed)
+            sent = [params, *named_entities(alice, params)]  # an entity asked for by id comes back with its name
+            if name in LISTINGS:  # the world's entities, as bare summaries only
+                assert all(i.kind == "summary" or (i.kind == "entity" and not i.full) for i in items), name
+                items = [i for i in items if i.kind == "summary"]
+            assert_nothing_of_alice(str([i.model_dump() for i in items]), alice, f"{name}({params})", sent=sent)
+            context.merge(items)
+            ran += 1
+    assert_nothing_of_alice(str([i.model_dump() for i in context.items if i.kind != "entity" or i.full]), alice,
+                            "uma's context after every capability", sent=named_entities(alice, probes))
+    assert rejected == 1 and ran >= 25  # only alice's conversation is refused: it is not in uma's context
+    print(f"\ncapabilities probed for a user: {ran} run, {rejected} refused")
+
+
+def test_every_question_a_user_asks_answers_without_another_users_memories(
+        users: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
+    clients, api, alice = users
+    asked = 0
+    bodies = ([{"user_id": "uma", "question": q} for q in QUESTIONS]
+              + [{"user_id": "uma", "question": q, "conversation_id": "c-alice"} for q in QUESTIONS[:3]]
+              + [{"user_id": "uma", "question": q, "mode": "research"} for q in QUESTIONS[:2]])
+    for body in bodies:
+        reply = api.post(f"/v1/worlds/{U}/queries", json=body)
+        assert reply.status_code in (200, 202), reply.text
+        query_id = reply.json()["query_id"]
+        done = api.get(f"/v1/worlds/{U}/queries/{query_id}")
+        assert done.status_code == 200 and done.json()["status"] == "completed", done.text
+        where = f"uma asking {body}"
+        assert_nothing_of_alice(reply.text, alice, where, sent=body)
+        assert_nothing_of_alice(done.text, alice, where, sent=body)
+        context = clients.store.load_context(U, query_id)
+        assert context is not None
+        assert_nothing_of_alice(str([i.model_dump() for i in context.items]) + str(context.conversation), alice,
+                                f"{where}: its context", sent=body)
+        asked += 1
+    print(f"\nquestions asked by a user: {asked}")
+
+
+# Every route that takes a user id, and the calls each is probed with (as uma).
+USER_ROUTE_PROBES: dict[tuple[str, str], list[dict[str, Any]]] = {
+    ("get", "/v1/worlds/{world}/search"): [{"q": q, "limit": 50} for q in USER_SEARCHES],
+    ("get", "/v1/worlds/{world}/entities/{entity_id}"): [{"entity_id": n} for n in ("alice", "rex pillay",
+                                                                                    "thaddeus vorn", "uma")],
+    ("get", "/v1/worlds/{world}/entities/{entity_id}/relationships"): [
+        {"entity_id": "alice", "depth": d} for d in (1, 2, 3)] + [{"entity_id": "thaddeus vorn"}],
+    ("get", "/v1/worlds/{world}/paths"): [{"from": "uma", "to": "alice"}, {"from": "alice", "to": "thaddeus vorn"},
+                                          {"from": "uma", "to": "zanzibarville", "max_length": 4},
+                                          {"from": "rex pillay", "to": "alice"}],
+    ("get", "/v1/worlds/{world}/similar"): [{"kind": "event", "id": f"uma-ev{i}"} for i in range(3)],
+    ("get", "/v1/worlds/{world}/queries"): [{"limit": 100}],
+    ("get", "/v1/worlds/{world}/disambiguations"): [{}],
+    ("get", "/v1/worlds/{world}/users/{user_id}/events"): [{}],
+    ("get", "/v1/worlds/{world}/users/{user_id}/memories"): [{"layer": layer} for layer in
+                                                             ("episodic", "semantic", "procedural", "summary")],
+    ("get", "/v1/worlds/{world}/users/{user_id}/export"): [{}],
+}
+# Routes that take a user id and are probed elsewhere: asking (above) and the writes.
+USER_ROUTES_ELSEWHERE = {("post", "/v1/worlds/{world}/queries"), ("post", "/v1/worlds/{world}/events"),
+                         ("delete", "/v1/worlds/{world}/users/{user_id}")}
+ENTITY_PARAMS = ("entity_id", "from", "to")
+
+
+def test_every_route_that_takes_a_user_id_answers_a_user_without_another_users_memories(
+        users: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
+    _clients, api, alice = users
+    spec = api.get("/v1/openapi.json").json()
+    taking = {(m, p) for p, item in spec["paths"].items() for m, op in item.items() if m in ORDER
+              and ("{user_id}" in p or any(x["name"] == "user_id" for x in op.get("parameters", []))
+                   or "user_id" in json.dumps(op.get("requestBody", {})) or "QueryRequest" in json.dumps(op))}
+    taking |= set(USER_ROUTE_PROBES)  # the graph routes answer for a user once they take one
+    assert taking - set(USER_ROUTE_PROBES) <= USER_ROUTES_ELSEWHERE, (
+        f"routes taking a user id that the user-level suite does not probe: "
+        f"{sorted(taking - set(USER_ROUTE_PROBES) - USER_ROUTES_ELSEWHERE)}")
+    probed = 0
+    for (method, path), cases in USER_ROUTE_PROBES.items():
+        for case in cases:
+            params = {k: alice["entities"][v] if k in ENTITY_PARAMS else v for k, v in case.items()}
+            url = path.replace("{world}", U).replace("{user_id}", "uma")
+            if "{entity_id}" in url:
+                url = url.replace("{entity_id}", params.pop("entity_id"))
+            if "{user_id}" not in path:
+                params["user_id"] = "uma"
+            reply = api.request(method.upper(), url, params=params)
+            assert reply.status_code == 200, f"{url} {params}: {reply.status_code} {reply.text[:300]}"
+            # What uma sent comes back as sent: her query words, her questions, the entities she named by id.
+            assert_nothing_of_alice(reply.text, alice, f"GET {url} {params}",
+                                    sent=[case.get("q", ""), *QUESTIONS, *named_entities(alice, params, url)])
+            probed += 1
+    print(f"\nroutes probed for a user: {probed} calls on {len(USER_ROUTE_PROBES)} routes")
+
+
+def test_the_owner_still_reads_her_relationships_and_a_world_level_caller_reads_the_whole_graph(
+        users: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
+    clients, api, alice = users
+    e = alice["entities"]
+    ali, thad, rex = e["alice"], e["thaddeus vorn"], e["rex pillay"]
+    for question, value in (("Where does Alice live?", "Zanzibarville"), ("Where does Alice work?", "Quorvex"),
+                            ("Who is Alice's manager?", "Thaddeus Vorn")):
+        for body in ({"user_id": "alice", "question": question}, {"user_id": "alice", "question": question,
+                                                                   "config": {"include_relationships": True}}):
+            answer = api.post(f"/v1/worlds/{U}/queries", json=body).json()["answer"]
+            assert value in answer["content"], (question, answer)
+    context = uma_context(clients, alice)
+    typed = capabilities.offer(context).validate(InfoRequest(capability="expand_entity", params={"entity_id": ali}))
+    (record,) = capabilities.execute(clients, context, "alice", typed)
+    assert all(v in record.text for v in ("Zanzibarville", "Quorvex Industries", "Thaddeus Vorn manager of alice"))
+    typed = capabilities.offer(context).validate(InfoRequest(capability="find_path", params={
+        "from_entity_id": ali, "to_entity_id": thad}))
+    assert [i.text for i in capabilities.execute(clients, context, "alice", typed)] == ["Thaddeus Vorn manager of alice"]
+    mine = api.get(f"/v1/worlds/{U}/entities/{ali}/relationships", params={"user_id": "alice"}).json()
+    assert {"lives_in", "works_at", "manager_of", "has_dog", "friend_of"} <= {r["relation"] for r in mine}
+    assert "neighbour_of" not in {r["relation"] for r in mine}  # uma's word, not alice's
+    assert api.get(f"/v1/worlds/{U}/paths", params={"from": ali, "to": thad, "user_id": "alice"}).json()
+    # World-level callers (no user): every edge, every path.
+    everyone = api.get(f"/v1/worlds/{U}/entities/{ali}/relationships").json()
+    assert {"lives_in", "works_at", "manager_of", "has_dog", "friend_of", "neighbour_of"} <= {
+        r["relation"] for r in everyone}
+    assert api.get(f"/v1/worlds/{U}/paths", params={"from": e["uma"], "to": thad}).json()
+    assert not api.get(f"/v1/worlds/{U}/paths", params={"from": e["uma"], "to": thad, "user_id": "uma"}).json()
+    detail = api.get(f"/v1/worlds/{U}/entities/{rex}").json()
+    assert {f["user_id"] for f in detail["facts"]} == {"alice", "uma"}
+
+
+def test_an_edge_both_users_stated_shows_each_of_them_only_their_own_evidence_and_confidence(
+        users: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
+    clients, api, alice = users
+    e = alice["entities"]
+    store = clients.store
+    facts = {f.user_id: f for f in store.facts_about(U, [e["rex pillay"]], 10) if f.predicate == "friend_of"}
+    # uma's words made a fact of uma's: they neither reinforced alice's fact nor left an event on it.
+    assert set(facts) == {"alice", "uma"}, facts
+    assert facts["alice"].source_event_ids == ["alice-ev5"] and facts["alice"].reinforcement_count == 0
+    assert facts["uma"].source_event_ids == ["uma-ev2"]
+    assert facts["alice"].confidence != facts["uma"].confidence  # first-hand and reported: told apart below
+
+    def edge(user_id: str | None) -> Any:
+        (found,) = [r for r in store.relationships(U, e["rex pillay"], 1, user_id=user_id)
+                    if r.relation == "friend_of"]
+        return found
+
+    world = edge(None)
+    assert set(world.evidence_event_ids) == {"alice-ev5", "uma-ev2"}
+    assert set(world.source_memory_ids) == {facts["alice"].memory_id, facts["uma"].memory_id}
+    for user in ("alice", "uma"):
+        seen = edge(user)
+        assert seen.relationship_id == world.relationship_id
+        assert seen.evidence_event_ids == [f"{user}-ev{5 if user == 'alice' else 2}"]
+        assert seen.source_memory_ids == [facts[user].memory_id]
+        assert seen.confidence == pytest.approx(facts[user].confidence)
+        # The user's export carries the edge as the user knows it too.
+        exported = api.get(f"/v1/worlds/{U}/users/{user}/export", params={"vectors": False}).text.splitlines()
+        (row,) = [r["data"] for r in map(json.loads, exported[1:])
+                  if r["type"] == "relationship" and r["data"]["relationship_id"] == world.relationship_id]
+        assert (row["evidence_event_ids"], row["source_memory_ids"]) == (seen.evidence_event_ids, seen.source_memory_ids)
+        assert row["confidence"] == pytest.approx(facts[user].confidence)
+
+
+def test_a_users_my_manager_is_resolved_through_their_own_words_never_through_another_users(
+        iso: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
+    clients, api, _b = iso
+    world = "iso-c"
+    said = {"alice": ["Thaddeus Vorn is Uma's manager."], "uma": ["My manager called me today."],
+            "vic": ["Thaddeus Vorn is my manager.", "My manager called me today."]}
+    for user, turns in said.items():
+        for i, text in enumerate(turns):  # one at a time: the edge a statement makes is there for the next
+            event = {"event_id": f"{user}-c{i}", "user_id": user, "conversation_id": f"c-{user}", "role": "user",
+                     "content": text}
+            assert api.post(f"/v1/worlds/{world}/events", json={"events": [event]}).status_code == 202
+            resolve_events(clients, world, [event["event_id"]])
+            extract_events(clients, world, [event["event_id"]])
+    mentions = {(m.event_id, m.text): m for m in clients.store.recorded_mentions(world, ["uma-c0", "vic-c1"])}
+    thaddeus = clients.store.find_entity_by_name(world, "Thaddeus Vorn")
+    assert thaddeus is not None
+    # Alice's words made an edge "Thaddeus Vorn manager_of uma": uma's "my manager" is not resolved through it.
+    assert mentions[("uma-c0", "My manager")].entity_id is None
+    assert mentions[("vic-c1", "My manager")].entity_id == thaddeus.entity_id  # vic said it himself

@@ -111,3 +111,15 @@ def test_the_async_client_retries_the_same_way() -> None:
                 await c.health()
 
     asyncio.run(run())
+
+
+def test_an_entity_and_its_relationships_can_be_read_as_one_user() -> None:
+    entity = {"world_id": "w", "entity_id": "e1", "name": "Alice", "entity_type": "person",
+              "created_at": "2026-01-01T00:00:00Z"}
+    transport, seen = _script(httpx.Response(200, json=entity), httpx.Response(200, json=[]),
+                              httpx.Response(200, json=entity))
+    with EngramClient("http://engram.test", transport=transport, retry=FAST) as client:
+        client.entity("w", "e1", user_id="uma")
+        client.relationships("w", "e1", depth=2, user_id="uma")
+        client.entity("w", "e1")
+    assert [dict(r.url.params) for r in seen] == [{"user_id": "uma"}, {"depth": "2", "user_id": "uma"}, {}]

@@ -60,6 +60,9 @@ SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"
 World = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
 Id = Annotated[str, Path(pattern=ID)]
 MENTION_ID = r"^men_[0-9a-f]{32}$"
+# A user's view: given, only that user's own memories, the edges they made and the world's; absent, the world's.
+UserId = Annotated[str | None, Query(pattern=ID, description="read as this user: only the user's own memories and "
+                                                             "the relationships they made, and the world's")]
 
 ingest_router = Router()
 api_router = Router()
@@ -109,16 +112,15 @@ def list_queries(world: World, user_id: Annotated[str | None, Query(pattern=ID)]
 
 @api_router.get("/v1/worlds/<world>/search", summary="Fused keyword, semantic and graph search")
 def search(world: World, q: Annotated[str, Query(min_length=1, max_length=1000)],
-           user_id: Annotated[str | None, Query(pattern=ID)] = None,
-           limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
+           user_id: UserId = None, limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
     return fused_search(get_clients(), world, q, user_id=user_id, limit=limit)
 
 
 @api_router.get("/v1/worlds/<world>/similar", summary="Memories or entities nearest one memory or entity by meaning")
 def similar(world: World, kind: Annotated[str, Query(pattern="^(event|episodic|semantic|summary|procedural|entity)$")],
-            id: Annotated[str, Query(pattern=ID)],
+            id: Annotated[str, Query(pattern=ID)], user_id: UserId = None,
             limit: Annotated[int, Query(ge=1, le=50)] = 10) -> list[SearchHit]:
-    return find_similar(get_clients(), world, kind, id, limit=limit)  # type: ignore[arg-type]
+    return find_similar(get_clients(), world, kind, id, limit=limit, user_id=user_id)  # type: ignore[arg-type]
 
 
 @api_router.get("/v1/worlds/<world>/entities",
@@ -131,14 +133,15 @@ def list_entities(world: World, name: Annotated[str | None, Query(max_length=200
 
 @api_router.get("/v1/worlds/<world>/entities/<entity_id>",
                 summary="One entity with its aliases (whose, how sure, learned how), facts and relationships")
-def get_entity(world: World, entity_id: Id, user_id: Annotated[str | None, Query(pattern=ID)] = None) -> EntityDetail:
+def get_entity(world: World, entity_id: Id, user_id: UserId = None) -> EntityDetail:
     return graph.entity_detail(get_clients(), world, entity_id, user_id)
 
 
 @api_router.get("/v1/worlds/<world>/entities/<entity_id>/relationships", summary="Relationships to a depth")
-def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1) -> list[Relationship]:
+def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1,
+                  user_id: UserId = None) -> list[Relationship]:
     graph.require_entity(get_clients(), world, entity_id)
-    return get_clients().store.relationships(world, entity_id, depth)
+    return get_clients().store.relationships(world, entity_id, depth, user_id=user_id)
 
 
 @api_router.get("/v1/worlds/<world>/conflicts",
@@ -251,8 +254,8 @@ def intervention_dismissal(world: World, conversation: Id, intervention_id: Id) 
 @api_router.get("/v1/worlds/<world>/paths", summary="The shortest chains of relationships between two entities")
 def paths(world: World, from_: Annotated[str, Query(alias="from", pattern=ID)], to: Annotated[str, Query(pattern=ID)],
           max_length: Annotated[int, Query(ge=1, le=4)] = 3,
-          limit: Annotated[int, Query(ge=1, le=20)] = 5) -> list[EntityPath]:
-    return graph.find_paths(get_clients(), world, from_, to, max_length, limit)
+          limit: Annotated[int, Query(ge=1, le=20)] = 5, user_id: UserId = None) -> list[EntityPath]:
+    return graph.find_paths(get_clients(), world, from_, to, max_length, limit, user_id=user_id)
 
 
 @api_router.get("/v1/worlds/<world>/disambiguations",

@@ -63,9 +63,9 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
         return result
 
     @server.tool(description="An entity by id: its name, type, description, aliases (whose, how sure), facts and "
-                             "relationships.")
-    async def get_entity(world: World, entity_id: str) -> EntityDetail:
-        result: EntityDetail = await call(client.entity(world, entity_id))
+                             "relationships; with user_id, only that user's facts and relationships (and the world's).")
+    async def get_entity(world: World, entity_id: str, user_id: UserId | None = None) -> EntityDetail:
+        result: EntityDetail = await call(client.entity(world, entity_id, user_id=user_id))
         return result
 
     return server

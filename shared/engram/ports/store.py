@@ -47,9 +47,11 @@ class EventStore(Protocol):
         enrichment_id: str | None = None, error: str | None = None,
     ) -> None: ...
     def conversation_events(
-        self, world_id: str, conversation_id: str, limit: int, before: datetime | None = None
+        self, world_id: str, conversation_id: str, limit: int, before: datetime | None = None, *,
+        user_id: str | None = None
     ) -> list[StoredEvent]:
-        """The latest `limit` events of a conversation, oldest first."""
+        """The latest `limit` events of a conversation, oldest first; with `user_id`, none unless that user
+        takes part in the conversation (a user reads the conversations they are in, not another user's)."""
         ...
     def user_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]: ...
     def important_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]: ...
@@ -87,7 +89,12 @@ class EntityStore(Protocol):
     def get_entities(self, world_id: str, entity_ids: Sequence[str]) -> list[CanonicalEntity]: ...
     def event_entity_ids(self, world_id: str, event_ids: Sequence[str]) -> dict[str, list[str]]: ...
     def upsert_relationship(self, rel: Relationship) -> Relationship: ...
-    def relationships(self, world_id: str, entity_id: str, depth: int) -> list[Relationship]: ...
+    def relationships(self, world_id: str, entity_id: str, depth: int, *,
+                      user_id: str | None = None) -> list[Relationship]:
+        """Edges within `depth` hops of the entity, either direction. Every read of the graph takes `user_id`:
+        given, only the edges that user sees (their own facts' and the world's), each with only that user's
+        evidence and confidence; None, every edge as stored (world-level callers)."""
+        ...
     # resolution: the fast path, provenance, what waits for the user, coreference candidates, the graph
     def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
                    limit: int) -> list[NameMatch]:
@@ -119,14 +126,17 @@ class EntityStore(Protocol):
                                limit: int) -> list[EntitySighting]:
         """The conversation's resolved mentions up to `until`, most recent first."""
         ...
-    def relations_of(self, world_id: str, entity_ids: Sequence[str]) -> list[EntitySighting]:
-        """Entities standing in an `<x>_of` relationship to one of these (Sam boss_of dana: dana's boss)."""
+    def relations_of(self, world_id: str, entity_ids: Sequence[str], *,
+                     user_id: str | None = None) -> list[EntitySighting]:
+        """Entities standing in an `<x>_of` relationship to one of these (Sam boss_of dana: dana's boss), on the
+        edges `user_id` sees when given."""
         ...
     def entity_aliases(self, world_id: str, entity_id: str, user_id: str | None) -> list[EntityAlias]:
         """An entity's aliases: global ones and `user_id`'s own, or everyone's when `user_id` is None."""
         ...
-    def neighbours(self, world_id: str, entity_ids: Sequence[str]) -> list[Relationship]:
-        """Relationships touching any of the entities, either direction."""
+    def neighbours(self, world_id: str, entity_ids: Sequence[str], *,
+                   user_id: str | None = None) -> list[Relationship]:
+        """Relationships touching any of the entities, either direction (those `user_id` sees when given)."""
         ...
     def drop_relationship_source(self, world_id: str, memory_id: str) -> int:
         """Forget a fact behind its edges; edges left with no fact behind them go. Returns edges removed."""
@@ -144,8 +154,13 @@ class MemoryStore(Protocol):
     def insert_semantic(self, memory: SemanticMemory, embedding: Sequence[float] | None) -> None: ...
     def update_semantic(self, memory: SemanticMemory) -> None: ...
     def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
-                   statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]: ...
-    def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int) -> list[SemanticMemory]: ...
+                   statuses: Sequence[str] = ("active",), *, user_id: str | None = None) -> list[SemanticMemory]:
+        """A subject's facts (of one predicate), oldest first; `user_id`'s only when given."""
+        ...
+    def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
+                    user_id: str | None = None) -> list[SemanticMemory]:
+        """Active facts about the entities (as subject or object), strongest first; `user_id`'s only when given."""
+        ...
     def user_memories(self, world_id: str, user_id: str, layer: str, limit: int) -> list[Any]: ...
     def insert_conflict(self, conflict: MemoryConflict) -> None: ...
     def list_conflicts(self, world_id: str, status: str | None) -> list[MemoryConflict]: ...
@@ -304,23 +319,27 @@ class RetrievalStore(Protocol):
         similarity to the vector times its entity's weight, best first."""
         ...
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
-                   min_similarity: float) -> list[SemanticHit]:
-        """Rows nearest one row's vector, itself excluded."""
+                   min_similarity: float, user_id: str | None = None) -> list[SemanticHit]:
+        """Rows nearest one row's vector, itself excluded; for a user, from and among the rows the user reads."""
         ...
     def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
         """Each entity's vector, of its indexed document (name, aliases, description)."""
         ...
-    def connected_entities(self, world_id: str, seeds: Sequence[str], depth: int, limit: int) -> list[tuple[str, int]]:
+    # The traversals walk the edges `user_id` sees when given (as `relationships`), every edge without one.
+    def connected_entities(self, world_id: str, seeds: Sequence[str], depth: int, limit: int, *,
+                           user_id: str | None = None) -> list[tuple[str, int]]:
         """(entity id, fewest hops) within `depth` hops of the seeds, nearest first, seeds excluded."""
         ...
-    def shortest_path(self, world_id: str, from_entity_id: str, to_entity_id: str,
-                      max_length: int) -> list[Relationship] | None:
+    def shortest_path(self, world_id: str, from_entity_id: str, to_entity_id: str, max_length: int, *,
+                      user_id: str | None = None) -> list[Relationship] | None:
         """A shortest chain of relationships (either direction), None beyond `max_length` edges."""
         ...
-    def shared_connections(self, world_id: str, entity_id: str, limit: int) -> list[tuple[str, int, list[str]]]:
+    def shared_connections(self, world_id: str, entity_id: str, limit: int, *,
+                           user_id: str | None = None) -> list[tuple[str, int, list[str]]]:
         """(entity id, shared neighbours, which) for entities related only through common neighbours."""
         ...
-    def relationship_stats(self, world_id: str, entity_id: str | None = None) -> dict[str, Any]:
+    def relationship_stats(self, world_id: str, entity_id: str | None = None, *,
+                           user_id: str | None = None) -> dict[str, Any]:
         """Relationship counts in total and by relation, average confidence, the most connected entities."""
         ...
 

@@ -196,20 +196,22 @@ def execute(clients: Clients, context: QueryContext, user_id: str, request: Requ
     if isinstance(request, EntitiesByDefinition):
         return [entity_summary(e) for e in find_entities(clients, world_id, None, request.definition, request.limit)]
     if isinstance(request, Relationships):
-        return relationship_items(clients, world_id, store.relationships(world_id, request.entity_id, request.depth))
+        return relationship_items(clients, world_id, store.relationships(world_id, request.entity_id, request.depth,
+                                                                         user_id=user_id))
     if isinstance(request, SearchMemories):
         result = search(clients, world_id, request.query, user_id=user_id, limit=request.limit)
         return hit_items(clients, world_id, result.hits)
     if isinstance(request, ConversationHistory):
-        events = store.conversation_events(world_id, request.conversation_id, request.limit)
+        events = store.conversation_events(world_id, request.conversation_id, request.limit, user_id=user_id)
         return [ContextItem(kind="event", id=e.event_id, text=f"{e.role}: {e.content}", score=e.importance,
                             occurred_at=e.occurred_at) for e in events if e.user_id == user_id]
     if isinstance(request, EntityTimeline):
-        facts = _own(store.facts_about(world_id, [request.entity_id], request.limit), user_id)
+        facts = store.facts_about(world_id, [request.entity_id], request.limit, user_id=user_id)
         facts.sort(key=lambda f: f.valid_from or f.created_at)
         return fact_items(clients, world_id, facts)
     assert isinstance(request, FindPath)
-    paths = find_paths(clients, world_id, request.from_entity_id, request.to_entity_id, request.max_length, limit=3)
+    paths = find_paths(clients, world_id, request.from_entity_id, request.to_entity_id, request.max_length, limit=3,
+                       user_id=user_id)
     return relationship_items(clients, world_id, list({r.relationship_id: r for p in paths for r in p.relationships}.values()))
 
 
@@ -237,10 +239,11 @@ def entity_summary(entity: CanonicalEntity, score: float = 0.5) -> ContextItem:
 
 
 def entity_record(clients: Clients, world_id: str, user_id: str, entity: CanonicalEntity) -> ContextItem:
-    """The full record: name, definition, description, aliases, the asking user's facts and the direct edges."""
+    """The full record: name, definition, description, aliases, and the asking user's facts and direct edges
+    (users of one world do not read each other's memories, nor the edges those memories made)."""
     h = clients.heuristics_for(world_id)
-    facts = _own(clients.store.facts_about(world_id, [entity.entity_id], h.entity_record_max_facts), user_id)
-    relationships = clients.store.relationships(world_id, entity.entity_id, 1)
+    facts = clients.store.facts_about(world_id, [entity.entity_id], h.entity_record_max_facts, user_id=user_id)
+    relationships = clients.store.relationships(world_id, entity.entity_id, 1, user_id=user_id)
     names = _names(clients, world_id, [f.subject_entity_id for f in facts]
                    + [i for r in relationships for i in (r.source_entity_id, r.target_entity_id)])
     lines = [f"{entity.name} ({entity.entity_type})" + (f": {entity.description}" if entity.description else "")]
@@ -268,11 +271,6 @@ def fact_items(clients: Clients, world_id: str, facts: list[SemanticMemory]) -> 
                         text=f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} "
                              f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)})",
                         entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i]) for f in facts]
-
-
-def _own(facts: list[SemanticMemory], user_id: str) -> list[SemanticMemory]:
-    """A user's questions read that user's facts only: users of one world do not read each other's memories."""
-    return [f for f in facts if f.user_id == user_id]
 
 
 def _names(clients: Clients, world_id: str, ids: Sequence[str]) -> dict[str, str]:

@@ -114,7 +114,8 @@ def init(clients: Clients, state: LoopState) -> LoopState:
         if query.config.include_relationships:
             for entity_id in [e for e in entity_ids if e in entities][: h.query_relationship_entities]:
                 context.merge(capabilities.relationship_items(
-                    clients, query.world_id, clients.store.relationships(query.world_id, entity_id, 1)))
+                    clients, query.world_id,
+                    clients.store.relationships(query.world_id, entity_id, 1, user_id=query.user_id)))
         conversation = conversation_context(clients, query.world_id, query.user_id, query.conversation_id,
                                             query.question, now)
         context.conversation = conversation.lines(query.user_id, now)

@@ -66,7 +66,9 @@ def conversation_context(clients: Clients, world_id: str, user_id: str, conversa
     h = clients.heuristics_for(world_id)
     recent: list[StoredEvent] = []
     if conversation_id:
-        recent = clients.store.conversation_events(world_id, conversation_id, h.context_recent_exchanges * 2)
+        # Only a conversation the user takes part in: naming another user's conversation reads nothing of it.
+        recent = clients.store.conversation_events(world_id, conversation_id, h.context_recent_exchanges * 2,
+                                                   user_id=user_id)
     chosen: dict[str, StoredEvent] = {e.event_id: e for e in reversed(recent)}  # the latest exchange first
     vector = query_vector(clients.embedder, user_input, h.query_embedding_cache)
     similar = clients.store.semantic_search(world_id, vector, user_id=user_id, kinds=("event",),

@@ -18,12 +18,15 @@ from engram.model.search import DocKind, SemanticHit
 from engram.service import Clients
 
 
-def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heuristics) -> dict[str, float]:
-    """The seeds at weight 1 and the entities within `graph_depth` hops at `graph_hop_decay` per hop."""
+def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heuristics, *,
+                   user_id: str | None = None) -> dict[str, float]:
+    """The seeds at weight 1 and the entities within `graph_depth` hops at `graph_hop_decay` per hop (over the
+    edges `user_id` sees when given: another user's edges lead a user nowhere)."""
     if not seeds:
         return {}
     weights = dict.fromkeys(seeds, 1.0)
-    for entity_id, hops in clients.store.connected_entities(world_id, seeds, h.graph_depth, h.graph_max_entities):
+    for entity_id, hops in clients.store.connected_entities(world_id, seeds, h.graph_depth, h.graph_max_entities,
+                                                            user_id=user_id):
         weights.setdefault(entity_id, h.graph_hop_decay ** hops)
     return weights
 
@@ -37,28 +40,32 @@ def graph_brain(clients: Clients, world_id: str, weights: dict[str, float], vect
                                           context_weight=h.search_context_weight)
 
 
-def relationships(clients: Clients, world_id: str, entity_id: str, depth: int) -> list[Relationship]:
+# The traversals below walk the edges `user_id` sees when one is given, every edge of the world otherwise.
+def relationships(clients: Clients, world_id: str, entity_id: str, depth: int, *,
+                  user_id: str | None = None) -> list[Relationship]:
     """Relationships reachable from an entity within `depth` hops, either direction."""
-    return clients.store.relationships(world_id, entity_id, depth)
+    return clients.store.relationships(world_id, entity_id, depth, user_id=user_id)
 
 
 def connected(clients: Clients, world_id: str, entity_ids: Sequence[str], depth: int,
-              limit: int) -> list[tuple[str, int]]:
+              limit: int, *, user_id: str | None = None) -> list[tuple[str, int]]:
     """(entity id, hops) of the entities within `depth` hops, nearest first."""
-    return clients.store.connected_entities(world_id, entity_ids, depth, limit)
+    return clients.store.connected_entities(world_id, entity_ids, depth, limit, user_id=user_id)
 
 
 def shortest_path(clients: Clients, world_id: str, from_entity_id: str, to_entity_id: str,
-                  max_length: int) -> list[Relationship] | None:
+                  max_length: int, *, user_id: str | None = None) -> list[Relationship] | None:
     """The relationships of a shortest chain between two entities, or None past `max_length` edges."""
-    return clients.store.shortest_path(world_id, from_entity_id, to_entity_id, max_length)
+    return clients.store.shortest_path(world_id, from_entity_id, to_entity_id, max_length, user_id=user_id)
 
 
-def shared_connections(clients: Clients, world_id: str, entity_id: str, limit: int) -> list[tuple[str, int, list[str]]]:
+def shared_connections(clients: Clients, world_id: str, entity_id: str, limit: int, *,
+                       user_id: str | None = None) -> list[tuple[str, int, list[str]]]:
     """Entities related to this one only through neighbours they share, most shared first."""
-    return clients.store.shared_connections(world_id, entity_id, limit)
+    return clients.store.shared_connections(world_id, entity_id, limit, user_id=user_id)
 
 
-def statistics(clients: Clients, world_id: str, entity_id: str | None = None) -> dict[str, Any]:
+def statistics(clients: Clients, world_id: str, entity_id: str | None = None, *,
+               user_id: str | None = None) -> dict[str, Any]:
     """Relationship counts in total and by relation, average confidence, the most connected entities."""
-    return clients.store.relationship_stats(world_id, entity_id)
+    return clients.store.relationship_stats(world_id, entity_id, user_id=user_id)

@@ -76,7 +76,7 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     entities = entities_f.result()
 
     def walk() -> tuple[dict[str, float], list[SemanticHit]]:
-        reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h)
+        reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)
         return reached, graph_brain(clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h)
 
     graph_f = _timed(timings, "graph", walk)
@@ -125,17 +125,19 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
         brains={"keyword": BrainReport(candidates=len(keyword), elapsed_ms=timings.get("keyword", 0.0)),
                 "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
-        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h), unavailable=unavailable,
+        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id),
+        unavailable=unavailable,
     )
 
 
 def find_similar(clients: Clients, world_id: str, kind: DocKind, doc_id: str, *, limit: int = 10,
-                 kinds: Sequence[DocKind] | None = None) -> list[SearchHit]:
+                 kinds: Sequence[DocKind] | None = None, user_id: str | None = None) -> list[SearchHit]:
     """The memories (or entities) nearest one memory or entity by meaning, at least as similar as the
-    semantic threshold, each with the one line that says why."""
+    semantic threshold, each with the one line that says why. For `user_id`, from one of the user's own or
+    the world's rows (else nothing) and among those only."""
     h = clients.heuristics_for(world_id)
     near = clients.store.similar_to(world_id, kind, doc_id, kinds=tuple(kinds or SEARCHABLE), limit=limit,
-                                    min_similarity=h.semantic_min_similarity)
+                                    min_similarity=h.semantic_min_similarity, user_id=user_id)
     docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, [(s.kind, s.doc_id) for s in near])}
     hits = []
     for s in near:
@@ -220,8 +222,9 @@ def _interpretation(intent: QueryClass, weights: dict[str, float], entities: lis
 
 
 def _serendipity(clients: Clients, world_id: str, reached: dict[str, float], query_entities: list[str],
-                 hits: list[SearchHit], h: Heuristics) -> list[Suggestion]:
-    """Entities near the question's (or else the top hits') that no hit shows: worth a look, not ranked."""
+                 hits: list[SearchHit], h: Heuristics, user_id: str | None) -> list[Suggestion]:
+    """Entities near the question's (or else the top hits') that no hit shows, over the edges the user sees:
+    worth a look, not ranked."""
     if h.serendipity_limit <= 0:
         return []
     shown = {e for hit in hits for e in hit.entity_ids} | {hit.doc_id for hit in hits if hit.kind == "entity"}
@@ -229,7 +232,8 @@ def _serendipity(clients: Clients, world_id: str, reached: dict[str, float], que
     if not reached:
         seeds = list(dict.fromkeys(e for hit in hits[:3] for e in hit.entity_ids))[:5]
         reached = {e: h.graph_hop_decay ** hops
-                   for e, hops in clients.store.connected_entities(world_id, seeds, 1, h.graph_max_entities)}
+                   for e, hops in clients.store.connected_entities(world_id, seeds, 1, h.graph_max_entities,
+                                                                   user_id=user_id)}
         reason = "related to the top results"
     candidates = [e for e in sorted(reached, key=lambda e: reached[e], reverse=True)
                   if e not in shown and e not in query_entities][: h.serendipity_limit]

@@ -9,6 +9,7 @@ from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase, Row, normalize_name
+from engram.adapters.postgres.edges import edge_columns, seen_edges, visible_edges
 from engram.model.common import new_id, utcnow
 from engram.model.entities import (
     CanonicalEntity,
@@ -180,19 +181,21 @@ class EntityRepo(PostgresBase):
             row = cur.fetchone()
         return Relationship.model_validate(row)
 
-    def relationships(self, world_id: str, entity_id: str, depth: int) -> list[Relationship]:
-        """Relationships reachable from an entity within `depth` hops, either direction."""
+    def relationships(self, world_id: str, entity_id: str, depth: int, *,
+                      user_id: str | None = None) -> list[Relationship]:
+        """Relationships reachable from an entity within `depth` hops, either direction: the edges `user_id`
+        sees when given (`edges.seen_edges`), every edge of the world otherwise."""
         with self.tx(world_id) as cur:
             cur.execute(
-                "WITH RECURSIVE walk(entity_id, hops) AS (SELECT %s::text, 0 UNION "
+                "WITH RECURSIVE walk(entity_id, hops) AS (SELECT %(e)s::text, 0 UNION "
                 " SELECT CASE WHEN r.source_entity_id = w.entity_id THEN r.target_entity_id "
-                "  ELSE r.source_entity_id END, w.hops + 1 FROM walk w JOIN entity_relationships r "
-                "  ON r.world_id = %s AND (r.source_entity_id = w.entity_id OR r.target_entity_id = w.entity_id) "
-                "  WHERE w.hops < %s) "
-                f"SELECT DISTINCT {_REL} FROM entity_relationships WHERE world_id = %s AND "
-                "(source_entity_id IN (SELECT entity_id FROM walk WHERE hops < %s) "
-                " OR target_entity_id IN (SELECT entity_id FROM walk WHERE hops < %s))",
-                (entity_id, world_id, depth, world_id, depth, depth),
+                "  ELSE r.source_entity_id END, w.hops + 1 "
+                f" FROM walk w JOIN {visible_edges()} r "
+                "  ON r.source_entity_id = w.entity_id OR r.target_entity_id = w.entity_id WHERE w.hops < %(d)s) "
+                f"SELECT DISTINCT {edge_columns('r')} FROM {seen_edges()} r WHERE "
+                "r.source_entity_id IN (SELECT entity_id FROM walk WHERE hops < %(d)s) "
+                "OR r.target_entity_id IN (SELECT entity_id FROM walk WHERE hops < %(d)s)",
+                {"w": world_id, "u": user_id, "e": entity_id, "d": depth},
             )
             return [Relationship.model_validate(r) for r in cur.fetchall()]
 
@@ -302,14 +305,15 @@ class EntityRepo(PostgresBase):
                 (world_id, conversation_id, until, limit))
             return [EntitySighting.model_validate(r) for r in cur.fetchall()]
 
-    def relations_of(self, world_id: str, entity_ids: Sequence[str]) -> list[EntitySighting]:
+    def relations_of(self, world_id: str, entity_ids: Sequence[str], *,
+                     user_id: str | None = None) -> list[EntitySighting]:
         with self.tx(world_id) as cur:
             cur.execute(
                 "SELECT r.source_entity_id AS entity_id, e.name, e.entity_type, left(r.relation, -3) AS relation, "
-                "r.target_entity_id AS related_entity_id FROM entity_relationships r JOIN canonical_entities e "
-                "ON e.world_id = r.world_id AND e.entity_id = r.source_entity_id WHERE r.world_id = %s "
-                "AND r.target_entity_id = ANY(%s) AND r.relation LIKE '%%\\_of' ORDER BY r.confidence DESC",
-                (world_id, list(entity_ids)))
+                f"r.target_entity_id AS related_entity_id FROM {seen_edges()} r JOIN canonical_entities e "
+                "ON e.world_id = r.world_id AND e.entity_id = r.source_entity_id "
+                "WHERE r.target_entity_id = ANY(%(e)s) AND r.relation LIKE '%%\\_of' ORDER BY r.confidence DESC",
+                {"w": world_id, "u": user_id, "e": list(entity_ids)})
             return [EntitySighting.model_validate(r) for r in cur.fetchall()]
 
     def entity_aliases(self, world_id: str, entity_id: str, user_id: str | None) -> list[EntityAlias]:
@@ -319,11 +323,12 @@ class EntityRepo(PostgresBase):
                         (world_id, entity_id, user_id, user_id))
             return [EntityAlias.model_validate(r) for r in cur.fetchall()]
 
-    def neighbours(self, world_id: str, entity_ids: Sequence[str]) -> list[Relationship]:
+    def neighbours(self, world_id: str, entity_ids: Sequence[str], *,
+                   user_id: str | None = None) -> list[Relationship]:
         with self.tx(world_id) as cur:
-            cur.execute(f"SELECT {_REL} FROM entity_relationships WHERE world_id = %s AND "
-                        "(source_entity_id = ANY(%s) OR target_entity_id = ANY(%s))",
-                        (world_id, list(entity_ids), list(entity_ids)))
+            cur.execute(f"SELECT {edge_columns('r')} FROM {seen_edges()} r "
+                        "WHERE r.source_entity_id = ANY(%(e)s) OR r.target_entity_id = ANY(%(e)s)",
+                        {"w": world_id, "u": user_id, "e": list(entity_ids)})
             return [Relationship.model_validate(r) for r in cur.fetchall()]
 
     def drop_relationship_source(self, world_id: str, memory_id: str) -> int:

@@ -103,12 +103,14 @@ class EventRepo(PostgresBase):
                             [(to_vector(v), to_vector(context.get(k)), world_id, k) for k, v in embeddings.items()])
 
     def conversation_events(self, world_id: str, conversation_id: str, limit: int,
-                            before: datetime | None = None) -> list[StoredEvent]:
+                            before: datetime | None = None, *, user_id: str | None = None) -> list[StoredEvent]:
         with self.tx(world_id) as cur:
             cur.execute(
-                f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND conversation_id = %s "
-                "AND (%s::timestamptz IS NULL OR occurred_at < %s) ORDER BY occurred_at DESC, event_id DESC LIMIT %s",
-                (world_id, conversation_id, before, before, limit),
+                f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %(w)s AND conversation_id = %(c)s "
+                "AND (%(b)s::timestamptz IS NULL OR occurred_at < %(b)s) AND (%(u)s::text IS NULL OR EXISTS ("
+                " SELECT 1 FROM chat_events p WHERE p.world_id = %(w)s AND p.conversation_id = %(c)s "
+                " AND p.user_id = %(u)s)) ORDER BY occurred_at DESC, event_id DESC LIMIT %(k)s",
+                {"w": world_id, "c": conversation_id, "b": before, "u": user_id, "k": limit},
             )
             return [_event(r) for r in reversed(cur.fetchall())]
 

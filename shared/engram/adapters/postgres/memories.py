@@ -98,22 +98,25 @@ class MemoryRepo(PostgresBase):
             return True
 
     def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
-                   statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+                   statuses: Sequence[str] = ("active",), *, user_id: str | None = None) -> list[SemanticMemory]:
         with self.tx(world_id) as cur:
             cur.execute(
                 f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND subject_entity_id = %s "
-                "AND (%s::text IS NULL OR predicate = %s) AND status = ANY(%s) ORDER BY created_at",
-                (world_id, subject_entity_id, predicate, predicate, list(statuses)),
+                "AND (%s::text IS NULL OR predicate = %s) AND status = ANY(%s) AND (%s::text IS NULL OR user_id = %s) "
+                "ORDER BY created_at",
+                (world_id, subject_entity_id, predicate, predicate, list(statuses), user_id, user_id),
             )
             return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
 
-    def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int) -> list[SemanticMemory]:
-        """Active facts whose subject or object is one of the entities, strongest first."""
+    def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
+                    user_id: str | None = None) -> list[SemanticMemory]:
+        """Active facts (`user_id`'s when given) whose subject or object is one of the entities, strongest first."""
         with self.tx(world_id) as cur:
             cur.execute(
                 f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND status = 'active' AND "
-                "(subject_entity_id = ANY(%s) OR object_entity_id = ANY(%s)) ORDER BY confidence DESC, created_at "
-                "LIMIT %s", (world_id, list(entity_ids), list(entity_ids), limit),
+                "(subject_entity_id = ANY(%s) OR object_entity_id = ANY(%s)) AND (%s::text IS NULL OR user_id = %s) "
+                "ORDER BY confidence DESC, created_at LIMIT %s",
+                (world_id, list(entity_ids), list(entity_ids), user_id, user_id, limit),
             )
             return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
 

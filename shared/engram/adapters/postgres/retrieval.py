@@ -163,16 +163,18 @@ class RetrievalRepo(PostgresBase):
         return hits[:limit]
 
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
-                   min_similarity: float) -> list[SemanticHit]:
-        """Rows nearest to one row's vector (itself excluded), best first: find-similar for a memory or entity."""
+                   min_similarity: float, user_id: str | None = None) -> list[SemanticHit]:
+        """Rows nearest to one row's vector (itself excluded), best first: find-similar for a memory or entity.
+        For a user, only from a row the user may read, and only among those."""
         table, id_col, _extra = _VECTOR_TABLES[kind]
         with self.tx(world_id) as cur:
-            cur.execute(f"SELECT embedding FROM {table} WHERE world_id = %s AND {id_col} = %s", (world_id, doc_id))
+            cur.execute(f"SELECT embedding FROM {table} WHERE world_id = %(w)s AND {id_col} = %(d)s "
+                        f"AND {_user_filter(kind, user_id)}", {"w": world_id, "d": doc_id, "u": user_id})
             row = cur.fetchone()
         if row is None or row["embedding"] is None:
             return []
-        hits = self.semantic_search(world_id, row["embedding"].to_numpy(), user_id=None, kinds=kinds, limit=limit + 1,
-                                    min_similarity=min_similarity)
+        hits = self.semantic_search(world_id, row["embedding"].to_numpy(), user_id=user_id, kinds=kinds,
+                                    limit=limit + 1, min_similarity=min_similarity)
         return [h for h in hits if (h.kind, h.doc_id) != (kind, doc_id)][:limit]
 
 

@@ -186,7 +186,8 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
     speaker_id = names.scope.user_entity_id(clients, event.user_id)
     if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
-                                    user_id=None, confidence=min(cap, triple.confidence), source="user"))
+                                    user_id=None, confidence=min(cap, triple.confidence), source="user",
+                                    origin_event_id=event.event_id))
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"))
     for f in known:
         if event.event_id in f.source_event_ids and _same_value(f.object_value, triple.object):
@@ -354,7 +355,7 @@ class _MentionNames:
             return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
         if name.lower() in PRONOUNS:
             return None  # never an entity named "She"
-        found = resolve_name(clients, self.scope, name, event.user_id)
+        found = resolve_name(clients, self.scope, name, event.user_id, origin_event_id=event.event_id)
         if found.learned is not None:
             clients.store.add_alias(found.learned)
         return found.entity_id

@@ -49,6 +49,7 @@ class EntityRow(Row):
     description: str | None = None
     external_ref: str | None = None
     created_at: datetime
+    origin_event_id: str | None = None  # the event whose words created it
     embedding: Vector | None = None
 
 
@@ -60,6 +61,7 @@ class AliasRow(Row):
     confidence: float = Field(ge=0.0, le=1.0)
     source: str
     created_at: datetime
+    origin_event_ids: list[str] = Field(default_factory=list)  # the events that taught a global alias
 
 
 class EventRow(Row):

@@ -85,16 +85,18 @@ class EntityRepo(PostgresBase):
             )
             return [EntityAlias.model_validate(r) for r in cur.fetchall()]
 
-    def create_entity(self, world_id: str, name: str, entity_type: str,
-                      description: str | None = None) -> CanonicalEntity:
-        """A new canonical entity with its name as a global alias."""
+    def create_entity(self, world_id: str, name: str, entity_type: str, description: str | None = None, *,
+                      origin_event_id: str | None = None) -> CanonicalEntity:
+        """A new canonical entity with its name as a global alias; `origin_event_id` is the event whose words
+        made it (an erasure of its user takes it along unless someone else's rows refer to it)."""
         entity = CanonicalEntity(world_id=world_id, entity_id=new_id("ent"), name=name, entity_type=entity_type,
                                  description=description, created_at=utcnow(), aliases=[name])
         with self.tx(world_id) as cur:
             cur.execute(
                 "INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name, entity_type, "
-                "description, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (world_id, entity.entity_id, name, normalize_name(name), entity_type, description, entity.created_at),
+                "description, created_at, origin_event_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (world_id, entity.entity_id, name, normalize_name(name), entity_type, description, entity.created_at,
+                 origin_event_id),
             )
             cur.execute(
                 "INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, user_id, confidence, source) "
@@ -111,13 +113,19 @@ class EntityRepo(PostgresBase):
 
     @staticmethod
     def _upsert_alias(cur: Cursor[Row], alias: EntityAlias) -> None:
-        """An alias, or a surer confidence for one already known; the entity's index document follows."""
+        """An alias, or a surer confidence for one already known; the entity's index document follows. The events
+        that taught it accumulate; one taught by no event ('{}': a user's choice, a domain row) stands for good."""
+        origins = [alias.origin_event_id] if alias.origin_event_id else []
         cur.execute(
-            "INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, user_id, confidence, source) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, normalized_alias, entity_id, user_id) "
-            "DO UPDATE SET confidence = greatest(entity_aliases.confidence, EXCLUDED.confidence)",
+            "INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, user_id, confidence, source, "
+            "origin_event_ids) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (world_id, normalized_alias, entity_id, user_id) "
+            "DO UPDATE SET confidence = greatest(entity_aliases.confidence, EXCLUDED.confidence), "
+            "origin_event_ids = CASE WHEN entity_aliases.origin_event_ids = '{}' OR EXCLUDED.origin_event_ids = '{}' "
+            "THEN '{}' ELSE ARRAY(SELECT DISTINCT x FROM unnest(entity_aliases.origin_event_ids "
+            "|| EXCLUDED.origin_event_ids) x ORDER BY x) END",
             (alias.world_id, alias.entity_id, alias.alias, normalize_name(alias.alias), alias.user_id or "",
-             alias.confidence, alias.source),
+             alias.confidence, alias.source, origins),
         )
         cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, 'entity', %s, 'upsert')",
                     (alias.world_id, alias.entity_id))

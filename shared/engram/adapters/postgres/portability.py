@@ -48,8 +48,12 @@ USER_FILTERS: dict[str, str] = {
     "memory_conflicts": f"memory_id IN ({_USER_MEMORIES}) AND conflicting_memory_id IN ({_USER_MEMORIES})",
     "signals": _OWN, "world_queries": _OWN,
 }
-# An edge keeps only the user's own evidence: other users' event and fact ids never leave with it.
+# An edge keeps only the user's own evidence, an entity only the user's event as its origin: other users' event and
+# fact ids never leave with them.
 USER_COLUMNS: dict[str, dict[str, str]] = {
+    "canonical_entities": {
+        "origin_event_id": f"CASE WHEN origin_event_id IN ({_USER_EVENTS}) THEN origin_event_id END",
+    },
     "entity_relationships": {
         "source_memory_ids": f"ARRAY(SELECT x FROM unnest(source_memory_ids) x WHERE x IN ({_USER_FACTS}))",
         "evidence_event_ids": f"ARRAY(SELECT x FROM unnest(evidence_event_ids) x WHERE x IN ({_USER_EVENTS}))",

@@ -4,7 +4,7 @@ The erasure suites look there for an erased user's words and event ids."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -104,12 +104,12 @@ def routes_text(api: httpx.Client, world: str, *, users: Sequence[str], conversa
 
 
 def _export(api: httpx.Client, path: str) -> str:
-    """Every page of an export."""
+    """The records of every page of an export."""
     pages, cursor = [], None
     while True:
         response = api.get(path, params={"vectors": "false", **({"cursor": cursor} if cursor else {})})
         assert response.status_code == 200, response.text
-        pages.append(response.text)
+        pages.append("\n".join(response.text.splitlines()[1:]))  # the header says what was asked
         cursor = response.headers.get("X-Engram-Next-Cursor")
         if not cursor:
             return "\n".join(pages)
@@ -123,3 +123,32 @@ def naming(text: str, markers: Iterable[str]) -> list[str]:
 
 def as_json(value: Any) -> str:
     return json.dumps(value, default=str)
+
+
+class EraseMidway:
+    """The store as a step sees it, erasing a user in the middle of the step: just before the call named `at`
+    (or the `at`-th call of any method, counting from 1), or just after it with `after`. The erasure runs on
+    its own, through the real store, as a DELETE arriving while the step runs would."""
+
+    def __init__(self, store: Any, at: str | int, erase: Callable[[], object], *, after: bool = False) -> None:
+        self._store, self._at, self._erase, self._after = store, at, erase, after
+        self.calls: list[str] = []
+        self.fired = False
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._store, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            due = not self.fired and (name == self._at if isinstance(self._at, str) else len(self.calls) == self._at)
+            if due and not self._after:
+                self.fired = True
+                self._erase()
+            result = attribute(*args, **kwargs)
+            if due and self._after:
+                self.fired = True
+                self._erase()
+            return result
+        return call

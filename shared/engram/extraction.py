@@ -24,6 +24,7 @@ from engram.model.memories import (
     OntologyPredicate,
     SemanticMemory,
 )
+from engram.model.search import IndexDocument
 from engram.observability import logger
 from engram.ports import ExtractedTriple, KnownFact, Usage
 from engram.resolution import (
@@ -371,9 +372,12 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
             break
         upserts = list(dict.fromkeys((kind, doc_id) for _id, _w, kind, doc_id, op in ops if op == "upsert"))
         deletes = [doc_id for _id, _w, _kind, doc_id, op in ops if op == "delete"]
+        erasures = clients.store.erasures(world_id)
         documents = clients.store.documents(world_id, upserts)
         clients.index.upsert(documents)
         clients.index.delete(world_id, deletes)
+        if clients.store.erasures(world_id) != erasures:  # an erasure came in between the read and the write
+            documents = _reindex_after_erasure(clients, world_id, documents)
         # An entity's vector is of what its document says (name, aliases, description): kept current with it.
         entities = [d for d in documents if d.kind == "entity"]
         if entities:
@@ -386,6 +390,16 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
                             if e.enrichment_status != "failed"]
         clients.store.set_enrichment(world_id, still_processing, "enriched")
     return done
+
+
+def _reindex_after_erasure(clients: Clients, world_id: str, documents: Sequence[IndexDocument]) -> list[IndexDocument]:
+    """Documents written to the index from rows read before an erasure: those it removed go again (its own
+    deletion of them may have come first), those it changed are written as they are now."""
+    current = clients.store.documents(world_id, [(d.kind, d.doc_id) for d in documents])
+    kept = {(d.kind, d.doc_id) for d in current}
+    clients.index.delete(world_id, [d.doc_id for d in documents if (d.kind, d.doc_id) not in kept])
+    clients.index.upsert(current)
+    return current
 
 
 def mark_failed(clients: Clients, world_id: str, event_ids: Sequence[str], error: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,7 @@ T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 WORLD = "derived"
 VERA = ["My passport number is XK4471920 and my bank PIN is Zebra 4921.", "My card PIN is Orchid 7730 at Caixa Bank."]
 BEN = ["I live in Porto and I work at Olivo Labs.", "Vera told me about Caixa Bank."]
-SECRETS = ("XK4471920", "4921", "Zebra", "Orchid", "7730", "PIN")
+SECRETS = ("XK4471920", "Zebra 4921", "Orchid 7730", "PIN")  # long enough never to be part of a hash
 VERA_EVENTS = ("vera-shared-0", "vera-shared-1")
 MADE_OF_HER_WORDS = {"pin", "xk4471920", "zebra", "orchid"}
 

@@ -325,6 +325,7 @@ NOT_EXPORTED = {
     "index_outbox": "a queue of keyword-index writes: the import writes its own for what it inserts",
     "keyword_documents": "the PostgreSQL keyword index: derived data, rebuilt from the rows by the import",
     "query_contexts": "a query loop's working context between steps; a finished query keeps its answer and trace",
+    "erased_users": "the world's record of erasures (who, when): it holds no memory to carry to another world",
 }
 
 

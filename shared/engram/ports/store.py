@@ -326,6 +326,9 @@ class EraseStore(Protocol):
         """Delete a user's events, memories, signals, queries and aliases, what was made only of them, and what
         other users' rows held of theirs, in one transaction; returns the counts and what is left to rebuild."""
         ...
+    def erasures(self, world_id: str) -> int:
+        """How many erasures the world has had (only grows)."""
+        ...
 
 
 class PortabilityStore(Protocol):

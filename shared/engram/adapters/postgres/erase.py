@@ -11,6 +11,7 @@ from typing import Any
 from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, Row
+from engram.adapters.postgres.evidence import lock_user
 from engram.model.events import ErasedRows
 
 # Tables whose rows belong to one user through a `user_id` column. A test checks that every table of the schema
@@ -18,6 +19,7 @@ from engram.model.events import ErasedRows
 USER_TABLES = ("chat_events", "episodic_memories", "semantic_memories", "procedural_memories", "memory_summaries",
                "signals", "world_queries", "entity_aliases")
 CLEARED_ELSEWHERE = {"keyword_documents": "the keyword index port erases it (delete_world_user)"}
+KEPT = {"erased_users": "the tombstone: who was erased and when; it holds nothing they said"}
 # The key of each table erased from, and the keyword-index document kind of its rows.
 _KEY = {"chat_events": "event_id", "episodic_memories": "memory_id", "semantic_memories": "memory_id",
         "procedural_memories": "memory_id", "memory_summaries": "summary_id", "canonical_entities": "entity_id",
@@ -37,6 +39,13 @@ class EraseRepo(PostgresBase):
         transaction; returns the counts and what the domain rebuilds after it."""
         with self.tx(world_id) as cur:
             return _Erasure(cur, world_id, user_id).run()
+
+    def erasures(self, world_id: str) -> int:
+        """How many erasures the world has had: a step that sees it change between a read and a write knows an
+        erasure came in between."""
+        with self.tx(world_id) as cur:
+            cur.execute("SELECT coalesce(sum(erasures), 0) AS n FROM erased_users WHERE world_id = %s", (world_id,))
+            return int(cur.fetchone()["n"])  # type: ignore[index]
 
 
 class _Erasure:
@@ -66,7 +75,11 @@ class _Erasure:
         return found
 
     def run(self) -> ErasedRows:
-        erased_at = self.rows("SELECT now() AS at")[0]["at"]
+        # The tombstone first, under the user's lock: a running query of theirs finishes before, or finds it.
+        lock_user(self.cur, self.w, self.u, alone=True)
+        erased_at = self.rows(
+            "INSERT INTO erased_users (world_id, user_id) VALUES (%(w)s, %(u)s) ON CONFLICT (world_id, user_id) "
+            "DO UPDATE SET erased_at = now(), erasures = erased_users.erasures + 1 RETURNING erased_at AS at")[0]["at"]
         events, conversations, to_embed = self.events()
         memories = [r["id"] for r in self.rows(
             "SELECT memory_id AS id FROM episodic_memories WHERE world_id = %(w)s AND user_id = %(u)s UNION ALL "

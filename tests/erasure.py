@@ -4,7 +4,7 @@ The erasure suites look there for an erased user's words and event ids."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -127,11 +127,13 @@ def as_json(value: Any) -> str:
 
 class EraseMidway:
     """The store as a step sees it, erasing a user in the middle of the step: just before the call named `at`
-    (or the `at`-th call of any method, counting from 1), or just after it with `after`. The erasure runs on
-    its own, through the real store, as a DELETE arriving while the step runs would."""
+    (or the `at`-th call, counting from 1, of the methods named in `points`, of any method without), or just after
+    it with `after`. The erasure runs on its own, through the real store, as a DELETE arriving while the step runs
+    would."""
 
-    def __init__(self, store: Any, at: str | int, erase: Callable[[], object], *, after: bool = False) -> None:
-        self._store, self._at, self._erase, self._after = store, at, erase, after
+    def __init__(self, store: Any, at: str | int, erase: Callable[[], object], *, after: bool = False,
+                 points: Collection[str] | None = None) -> None:
+        self._store, self._at, self._erase, self._after, self._points = store, at, erase, after, points
         self.calls: list[str] = []
         self.fired = False
 
@@ -141,8 +143,10 @@ class EraseMidway:
             return attribute
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(name)
-            due = not self.fired and (name == self._at if isinstance(self._at, str) else len(self.calls) == self._at)
+            if self._points is None or name in self._points:
+                self.calls.append(name)
+            due = not self.fired and (name == self._at if isinstance(self._at, str) else len(self.calls) == self._at
+                                      and (self._points is None or name in self._points))
             if due and not self._after:
                 self.fired = True
                 self._erase()

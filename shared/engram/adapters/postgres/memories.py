@@ -91,6 +91,7 @@ class MemoryRepo(PostgresBase):
     def settle_conflict(self, conflict: MemoryConflict, updated: Sequence[SemanticMemory]) -> bool:
         c = conflict
         with self.tx(c.world_id) as cur:
+            live_events(cur, c.world_id, {x for m in updated for x in m.source_event_ids})  # events first (see above)
             if len(existing(cur, c.world_id, "semantic_memories", "memory_id",
                             [c.memory_id, c.conflicting_memory_id])) < 2:
                 return False  # a side was erased meanwhile (its conflict with it)
@@ -178,22 +179,25 @@ def _factors(m: SemanticMemory) -> Jsonb:
 
 def _still_derivable(cur: psycopg.Cursor[Row], world_id: str, created: Sequence[SemanticMemory],
                      updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> bool:
-    """Whether a write of facts still rests on stored rows (locked until it commits): the events of new facts and
-    those an update adds (a restatement), and both sides of each conflict."""
+    """Whether a write of facts still rests on stored rows: the events of new facts and those an update adds (a
+    restatement), and both sides of each conflict. Locked until it commits in the order an erasure takes them
+    (events, then facts, then entities), so that the two wait for each other and never deadlock."""
+    live = live_events(cur, world_id, {x for m in [*created, *updated] for x in m.source_event_ids})
     stored: dict[str, set[str]] = {}
     if updated:
         cur.execute("SELECT memory_id, source_event_ids FROM semantic_memories WHERE world_id = %s "
-                    "AND memory_id = ANY(%s::text[])", (world_id, [m.memory_id for m in updated]))
+                    "AND memory_id = ANY(%s::text[]) ORDER BY memory_id FOR NO KEY UPDATE",
+                    (world_id, sorted({m.memory_id for m in updated})))
         stored = {r["memory_id"]: set(r["source_event_ids"]) for r in cur.fetchall()}
     added = {x for m in created for x in m.source_event_ids} | {
         x for m in updated for x in m.source_event_ids if x not in stored.get(m.memory_id, set())}
-    if not live_events(cur, world_id, added) >= added:
+    sides = {i for c in conflicts for i in (c.memory_id, c.conflicting_memory_id)} - {m.memory_id for m in created}
+    if not (live >= added and existing(cur, world_id, "semantic_memories", "memory_id", sides) >= sides):
         return False
     # The entities new facts name are locked, not required: an erasure weighing whether to keep one sees these.
     existing(cur, world_id, "canonical_entities", "entity_id",
              {i for m in created for i in (m.subject_entity_id, m.object_entity_id) if i})
-    sides = {i for c in conflicts for i in (c.memory_id, c.conflicting_memory_id)} - {m.memory_id for m in created}
-    return existing(cur, world_id, "semantic_memories", "memory_id", sides) >= sides
+    return True
 
 
 def _update_fact(cur: psycopg.Cursor[Row], world_id: str, m: SemanticMemory) -> None:

@@ -11,7 +11,7 @@ from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
 from engram.adapters.postgres.events import EVENT_COLUMNS
-from engram.adapters.postgres.evidence import sources_present
+from engram.adapters.postgres.evidence import live_events, sources_present
 from engram.adapters.postgres.memories import _PROCEDURAL, _SEMANTIC, _update_fact
 from engram.model.events import StoredEvent
 from engram.model.memories import MemorySummary, ProceduralMemory, SemanticMemory
@@ -80,6 +80,8 @@ class SummaryRepo(PostgresBase):
         next run summarizes what is left)."""
         s = summary
         with self.tx(s.world_id) as cur:
+            # Every event this write rests on is locked first, the confirmed facts' too: the order an erasure takes.
+            live_events(cur, s.world_id, [*s.source_ids, *(x for f in confirmed for x in f.source_event_ids)])
             if not sources_present(cur, s.world_id, s.source_ids):
                 return False
             cur.execute(

@@ -24,6 +24,7 @@ from engram.model.memories import (
     OntologyPredicate,
     SemanticMemory,
 )
+from engram.model.search import IndexDocument
 from engram.observability import logger
 from engram.ports import ExtractedTriple, KnownFact, Usage
 from engram.resolution import (
@@ -186,7 +187,8 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
     speaker_id = names.scope.user_entity_id(clients, event.user_id)
     if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
-                                    user_id=None, confidence=min(cap, triple.confidence), source="user"))
+                                    user_id=None, confidence=min(cap, triple.confidence), source="user",
+                                    origin_event_id=event.event_id))
     # Each user's facts live their own lifecycle: another user's words neither reinforce nor supersede them.
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
                              user_id=event.user_id)
@@ -358,7 +360,7 @@ class _MentionNames:
             return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
         if name.lower() in PRONOUNS:
             return None  # never an entity named "She"
-        found = resolve_name(clients, self.scope, name, event.user_id)
+        found = resolve_name(clients, self.scope, name, event.user_id, origin_event_id=event.event_id)
         if found.learned is not None:
             clients.store.add_alias(found.learned)
         return found.entity_id
@@ -375,9 +377,12 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
         # By kind and id: an event may carry the id of a fact or an entity, and each is its own document.
         upserts = list(dict.fromkeys((kind, doc_id) for _id, _w, kind, doc_id, op in ops if op == "upsert"))
         deletes = [(kind, doc_id) for _id, _w, kind, doc_id, op in ops if op == "delete"]
+        erasures = clients.store.erasures(world_id)
         documents = clients.store.documents(world_id, upserts)
         clients.index.upsert(documents)
         clients.index.delete(world_id, deletes)
+        if clients.store.erasures(world_id) != erasures:  # an erasure came in between the read and the write
+            documents = _reindex_after_erasure(clients, world_id, documents)
         # An entity's vector is of what its document says (name, aliases, description): kept current with it.
         entities = [d for d in documents if d.kind == "entity"]
         if entities:
@@ -390,6 +395,16 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
                             if e.enrichment_status != "failed"]
         clients.store.set_enrichment(world_id, still_processing, "enriched")
     return done
+
+
+def _reindex_after_erasure(clients: Clients, world_id: str, documents: Sequence[IndexDocument]) -> list[IndexDocument]:
+    """Documents written to the index from rows read before an erasure: those it removed go again (its own
+    deletion of them may have come first), those it changed are written as they are now."""
+    current = clients.store.documents(world_id, [(d.kind, d.doc_id) for d in documents])
+    kept = {(d.kind, d.doc_id) for d in current}
+    clients.index.delete(world_id, [(d.kind, d.doc_id) for d in documents if (d.kind, d.doc_id) not in kept])
+    clients.index.upsert(current)
+    return current
 
 
 def mark_failed(clients: Clients, world_id: str, event_ids: Sequence[str], error: dict[str, Any]) -> dict[str, Any]:

@@ -115,7 +115,8 @@ def resolve_mention(clients: Clients, scope: ResolutionScope, event: StoredEvent
     if mention.kind == "name":
         proper = mention.text[:1].isupper()
         found = resolve_name(clients, scope, mention.text, event.user_id, create=proper,
-                             entity_type=guess_entity_type(event.content[: mention.start], mention.text))
+                             entity_type=guess_entity_type(event.content[: mention.start], mention.text),
+                             origin_event_id=event.event_id)
         if found.learned is not None:
             learned.append(found.learned)
         return Resolution(mention=mention, method=found.method, entity_id=found.entity_id,
@@ -131,9 +132,10 @@ def resolve_mention(clients: Clients, scope: ResolutionScope, event: StoredEvent
 
 
 def resolve_name(clients: Clients, scope: ResolutionScope, name: str, user_id: str | None, *, create: bool = True,
-                 entity_type: str = "thing") -> NameResolution:
+                 entity_type: str = "thing", origin_event_id: str | None = None) -> NameResolution:
     """A name through exact, alias, fuzzy, domain and creation. A close single misspelling comes back with
-    the alias it teaches (`learned`), for the caller to keep with what it records."""
+    the alias it teaches (`learned`), for the caller to keep with what it records. `origin_event_id`: the event
+    the name was read in (what it creates or teaches goes with an erasure of that event's user)."""
     h = scope.h
     matches = clients.store.match_name(scope.world_id, name, user_id, fuzzy_min=h.fuzzy_min,
                                        alias_accept=h.alias_accept, limit=h.disambiguation_candidates)
@@ -151,7 +153,8 @@ def resolve_name(clients: Clients, scope: ResolutionScope, name: str, user_id: s
         match = fuzzy[0]
         score = round(match.score, 3)
         learned = EntityAlias(world_id=scope.world_id, entity_id=match.entity_id, alias=name, user_id=user_id,
-                              confidence=score, source="fuzzy") if match.score > h.fuzzy_single_accept else None
+                              confidence=score, source="fuzzy", origin_event_id=origin_event_id,
+                              ) if match.score > h.fuzzy_single_accept else None
         return NameResolution(match.entity_id, "fuzzy", score, [], learned)
     if fuzzy:
         candidates = _ranked(clients, scope, fuzzy)
@@ -161,7 +164,8 @@ def resolve_name(clients: Clients, scope: ResolutionScope, name: str, user_id: s
         return from_domain
     if not create:
         return NameResolution(None, "unresolved", 0.0, [])
-    return NameResolution(clients.store.create_entity(scope.world_id, name, entity_type).entity_id, "created", 1.0, [])
+    created = clients.store.create_entity(scope.world_id, name, entity_type, origin_event_id=origin_event_id)
+    return NameResolution(created.entity_id, "created", 1.0, [])
 
 
 def _best_per_entity(matches: Sequence[NameMatch]) -> list[NameMatch]:
@@ -300,7 +304,7 @@ def link_references(clients: Clients, scope: ResolutionScope, window: Sequence[S
         if ref.kind == "description" and link.confidence > h.coreference_accept:
             clients.store.add_alias(EntityAlias(world_id=scope.world_id, entity_id=link.entity_id, alias=ref.text,
                                                 user_id=users[ref.event_id], confidence=round(link.confidence, 3),
-                                                source="coreference"))
+                                                source="coreference", origin_event_id=ref.event_id))
     clients.store.set_mention_entities(scope.world_id, updates)
     return len(updates)
 

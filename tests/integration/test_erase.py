@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.adapters.postgres.erase import CLEARED_ELSEWHERE, USER_TABLES
+from engram.adapters.postgres.erase import CLEARED_ELSEWHERE, KEPT, USER_TABLES
 from engram.erase import erase_user
 from engram.extraction import extract_events, index_pending
 from engram.ingest import ingest_events
@@ -62,7 +62,7 @@ def test_every_table_with_a_user_id_is_erased_by_user(worlds: Clients) -> None:
         cur.execute("SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' "
                     "AND column_name = 'user_id'")
         tables = {r["table_name"] for r in cur.fetchall()}
-    assert tables == set(USER_TABLES) | set(CLEARED_ELSEWHERE)
+    assert tables == set(USER_TABLES) | set(CLEARED_ELSEWHERE) | set(KEPT)
 
 
 def test_erasing_a_user_removes_their_memory_everywhere_and_reports_counts(worlds: Clients) -> None:

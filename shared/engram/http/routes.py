@@ -272,7 +272,9 @@ def settle(world: World, mention_id: Annotated[str, Path(pattern=MENTION_ID)], r
 
 
 @api_router.delete("/v1/worlds/<world>/users/<user_id>",
-                   summary="Erase a user everywhere: events, memories, signals, queries and index documents")
+                   summary="Erase a user everywhere: events, memories, signals, queries, index documents and what was "
+                           "made of their words; an enrichment still running writes nothing more for them. Events "
+                           "the same user id sends after `erased_at` are a new start")
 def erase(world: World, user_id: Id) -> Erasure:
     return erase_user(get_clients(), world, user_id)
 

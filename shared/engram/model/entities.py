@@ -37,6 +37,7 @@ class EntityAlias(Record):
     user_id: str | None = None  # None: a global alias of the world
     confidence: float = Field(ge=0.0, le=1.0)
     source: ResolutionMethod | Literal["seed", "user"] = "seed"
+    origin_event_id: str | None = None  # the event whose words taught it: an erasure of its user takes it along
 
 
 class Mention(Frozen):

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from engram.model.common import Frozen, Identifier, Record
 from engram.model.jsonvalues import JSON_MAX_DEPTH, METADATA_MAX_BYTES, Metadata
+from engram.model.search import DocKind
 
 Role = Literal["user", "assistant", "system", "tool"]
 ContentType = Literal[
@@ -107,9 +108,31 @@ class WorldUser(Frozen):
 
 
 class Erasure(Frozen):
-    """What erasing a user removed: rows by table, and documents from the keyword index."""
+    """What erasing a user removed: rows by table, and documents from the keyword index; the other users' rows that
+    held something of the erased user's and were rebuilt without it; and when. Events the same user id sends after
+    `erased_at` are a new start: they are kept and enriched."""
 
     world_id: str
     user_id: str
     deleted: dict[str, int]
     index_documents: int
+    rebuilt: dict[str, int] = Field(default_factory=dict, description="other users' rows rebuilt without the "
+                                                                      "erased user's, by table")
+    erased_at: datetime | None = None
+
+
+class ErasedRows(Frozen):
+    """What the database erased in its one transaction, and what the domain rebuilds after it: the keyword-index
+    documents to delete, the other users' facts that lose the erased user's restatements (their confidence is
+    derived again) or that the erased user's words had overturned (active again: their edges come back), the
+    other users' events whose vectors in context were read after an erased turn, and those whose episode (or
+    fact) held the erased user's words (enriched again, so their memory is rebuilt from their own words)."""
+
+    deleted: dict[str, int] = Field(default_factory=dict)
+    rebuilt: dict[str, int] = Field(default_factory=dict)
+    documents: list[tuple[DocKind, str]] = Field(default_factory=list)  # (kind, doc_id)
+    facts_restated: list[str] = Field(default_factory=list)
+    facts_restored: list[str] = Field(default_factory=list)
+    events_to_embed: list[str] = Field(default_factory=list)
+    events_to_enrich: list[str] = Field(default_factory=list)
+    erased_at: datetime

@@ -50,6 +50,7 @@ class EntityRow(Row):
     description: str | None = None
     external_ref: str | None = None
     created_at: datetime
+    origin_event_id: str | None = None  # the event whose words created it
     embedding: Vector | None = None
 
 
@@ -61,6 +62,7 @@ class AliasRow(Row):
     confidence: float = Field(ge=0.0, le=1.0)
     source: str
     created_at: datetime
+    origin_event_ids: list[str] = Field(default_factory=list)  # the events that taught a global alias
 
 
 class EventRow(Row):
@@ -339,6 +341,7 @@ NOT_EXPORTED = {
     "index_outbox": "a queue of keyword-index writes: the import writes its own for what it inserts",
     "keyword_documents": "the PostgreSQL keyword index: derived data, rebuilt from the rows by the import",
     "query_contexts": "a query loop's working context between steps; a finished query keeps its answer and trace",
+    "erased_users": "the world's record of erasures (who, when): it holds no memory to carry to another world",
 }
 
 

@@ -17,7 +17,7 @@ from engram.model.entities import (
     Relationship,
     Resolution,
 )
-from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
+from engram.model.events import EnrichmentStatus, ErasedRows, StoredEvent, WorldUser
 from engram.model.insights import Inflection, InsightState, Intervention
 from engram.model.memories import (
     EpisodicMemory,
@@ -77,8 +77,10 @@ class EntityStore(Protocol):
     def find_alias(self, world_id: str, alias: str, user_id: str | None) -> list[EntityAlias]:
         """Aliases equal to `alias` (normalized): the user's own first, then global ones."""
         ...
-    def create_entity(self, world_id: str, name: str, entity_type: str, description: str | None = None
-                      ) -> CanonicalEntity: ...
+    def create_entity(self, world_id: str, name: str, entity_type: str, description: str | None = None, *,
+                      origin_event_id: str | None = None) -> CanonicalEntity:
+        """A new entity named so; `origin_event_id`: the event whose words made it."""
+        ...
     def add_alias(self, alias: EntityAlias) -> None: ...
     def list_entities(self, world_id: str, name: str | None, limit: int, definition: str | None = None,
                       min_similarity: float = 0.5) -> list[CanonicalEntity]: ...
@@ -345,9 +347,12 @@ class RetrievalStore(Protocol):
 
 
 class EraseStore(Protocol):
-    def erase_user(self, world_id: str, user_id: str) -> tuple[dict[str, int], list[str]]:
-        """Delete a user's events, memories, signals, queries and aliases, and what was derived only from
-        them, in one transaction; returns rows deleted by table and the ids of entities deleted with them."""
+    def erase_user(self, world_id: str, user_id: str) -> ErasedRows:
+        """Delete a user's events, memories, signals, queries and aliases, what was made only of them, and what
+        other users' rows held of theirs, in one transaction; returns the counts and what is left to rebuild."""
+        ...
+    def erasures(self, world_id: str) -> int:
+        """How many erasures the world has had (only grows)."""
         ...
 
 

@@ -10,6 +10,7 @@ from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase, Row, normalize_name
 from engram.adapters.postgres.edges import edge_columns, seen_edges, visible_edges
+from engram.adapters.postgres.evidence import existing, live_events, user_stands
 from engram.model.common import new_id, utcnow
 from engram.model.entities import (
     CanonicalEntity,
@@ -31,6 +32,7 @@ _ENTITY = (
 _ALIAS = "world_id, entity_id, alias, nullif(user_id, '') AS user_id, confidence, source"
 _REL = ("world_id, relationship_id, source_entity_id, relation, target_entity_id, confidence, "
         "evidence_event_ids, created_at, source_memory_ids")
+_USER_REF = "user:"  # the external reference of a user's own entity: "user:<user_id>"
 _MENTION = (
     "m.mention_id, m.world_id, m.event_id, ev.user_id, ev.conversation_id, m.mention AS text, m.kind, "
     "m.span_start AS start, m.span_end AS \"end\", m.entity_id, m.method, m.confidence, m.candidates, m.created_at "
@@ -86,16 +88,22 @@ class EntityRepo(PostgresBase):
             )
             return [EntityAlias.model_validate(r) for r in cur.fetchall()]
 
-    def create_entity(self, world_id: str, name: str, entity_type: str,
-                      description: str | None = None) -> CanonicalEntity:
-        """A new canonical entity with its name as a global alias."""
+    def create_entity(self, world_id: str, name: str, entity_type: str, description: str | None = None, *,
+                      origin_event_id: str | None = None) -> CanonicalEntity:
+        """A new canonical entity with its name as a global alias; `origin_event_id` is the event whose words
+        made it (an erasure of its user takes it along unless someone else's rows refer to it). When that event
+        was erased meanwhile nothing is stored: the entity returned stands for nothing, and every write naming
+        it is refused by its own check (evidence.py)."""
         entity = CanonicalEntity(world_id=world_id, entity_id=new_id("ent"), name=name, entity_type=entity_type,
                                  description=description, created_at=utcnow(), aliases=[name])
         with self.tx(world_id) as cur:
+            if origin_event_id is not None and not live_events(cur, world_id, [origin_event_id]):
+                return entity
             cur.execute(
                 "INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name, entity_type, "
-                "description, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (world_id, entity.entity_id, name, normalize_name(name), entity_type, description, entity.created_at),
+                "description, created_at, origin_event_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (world_id, entity.entity_id, name, normalize_name(name), entity_type, description, entity.created_at,
+                 origin_event_id),
             )
             cur.execute(
                 "INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, user_id, confidence, source) "
@@ -112,13 +120,24 @@ class EntityRepo(PostgresBase):
 
     @staticmethod
     def _upsert_alias(cur: Cursor[Row], alias: EntityAlias) -> None:
-        """An alias, or a surer confidence for one already known; the entity's index document follows."""
+        """An alias, or a surer confidence for one already known; the entity's index document follows. The events
+        that taught it accumulate; one taught by no event ('{}': a user's choice, a domain row) stands for good.
+        Nothing is written when the event that taught it, or its entity, was erased meanwhile."""
+        origins = [alias.origin_event_id] if alias.origin_event_id else []
+        if origins and not live_events(cur, alias.world_id, origins):
+            return
+        if not existing(cur, alias.world_id, "canonical_entities", "entity_id", [alias.entity_id]):
+            return
         cur.execute(
-            "INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, user_id, confidence, source) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, normalized_alias, entity_id, user_id) "
-            "DO UPDATE SET confidence = greatest(entity_aliases.confidence, EXCLUDED.confidence)",
+            "INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, user_id, confidence, source, "
+            "origin_event_ids) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (world_id, normalized_alias, entity_id, user_id) "
+            "DO UPDATE SET confidence = greatest(entity_aliases.confidence, EXCLUDED.confidence), "
+            "origin_event_ids = CASE WHEN entity_aliases.origin_event_ids = '{}' OR EXCLUDED.origin_event_ids = '{}' "
+            "THEN '{}' ELSE ARRAY(SELECT DISTINCT x FROM unnest(entity_aliases.origin_event_ids "
+            "|| EXCLUDED.origin_event_ids) x ORDER BY x) END",
             (alias.world_id, alias.entity_id, alias.alias, normalize_name(alias.alias), alias.user_id or "",
-             alias.confidence, alias.source),
+             alias.confidence, alias.source, origins),
         )
         cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, 'entity', %s, 'upsert')",
                     (alias.world_id, alias.entity_id))
@@ -143,7 +162,18 @@ class EntityRepo(PostgresBase):
 
     def record_resolutions(self, world_id: str, resolutions: Sequence[Resolution],
                            aliases: Sequence[EntityAlias] = ()) -> None:
+        """Mentions of events still stored (an erased one's are left out, with the aliases they taught); a mention
+        whose entity was erased meanwhile is recorded unresolved."""
         with self.tx(world_id) as cur:
+            live = live_events(cur, world_id, [r.mention.event_id for r in resolutions])
+            resolutions = [r for r in resolutions if r.mention.event_id in live]
+            if not resolutions:
+                return
+            entities = existing(cur, world_id, "canonical_entities", "entity_id",
+                                [r.entity_id for r in resolutions if r.entity_id is not None])
+            resolutions = [r if r.entity_id is None or r.entity_id in entities else
+                           r.model_copy(update={"entity_id": None, "method": "unresolved", "confidence": 0.0,
+                                                "candidates": []}) for r in resolutions]
             for alias in aliases:
                 self._upsert_alias(cur, alias)
             cur.executemany(
@@ -165,7 +195,17 @@ class EntityRepo(PostgresBase):
             return {r["event_id"]: list(r["ids"]) for r in cur.fetchall()}
 
     def upsert_relationship(self, rel: Relationship) -> Relationship:
+        """The edge, merged with the one already between its entities. Nothing is written when its evidence, its
+        facts or its entities were erased meanwhile (the edge returned is then the one asked for)."""
         with self.tx(rel.world_id) as cur:
+            w = rel.world_id
+            if (not live_events(cur, w, rel.evidence_event_ids) >= set(rel.evidence_event_ids)
+                    or not existing(cur, w, "semantic_memories", "memory_id", rel.source_memory_ids)
+                    >= set(rel.source_memory_ids)
+                    or len(existing(cur, w, "canonical_entities", "entity_id",
+                                    [rel.source_entity_id, rel.target_entity_id]))
+                    < len({rel.source_entity_id, rel.target_entity_id})):
+                return rel
             cur.execute(
                 f"INSERT INTO entity_relationships ({_REL}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (world_id, source_entity_id, relation, target_entity_id) DO UPDATE SET "
@@ -222,6 +262,8 @@ class EntityRepo(PostgresBase):
 
     def set_external_ref(self, world_id: str, entity_id: str, external_ref: str) -> CanonicalEntity | None:
         with self.tx(world_id) as cur:
+            if external_ref.startswith(_USER_REF) and not user_stands(cur, world_id, external_ref[len(_USER_REF):]):
+                return None  # the user was erased meanwhile: no entity becomes theirs
             cur.execute("UPDATE canonical_entities SET external_ref = %s WHERE world_id = %s AND entity_id = %s "
                         "AND external_ref IS NULL AND NOT EXISTS (SELECT 1 FROM canonical_entities o "
                         "WHERE o.world_id = %s AND o.external_ref = %s)",
@@ -237,8 +279,17 @@ class EntityRepo(PostgresBase):
 
     def create_entity_with_ref(self, world_id: str, name: str, entity_type: str, external_ref: str,
                                description: str | None = None, alias_source: str = "created") -> CanonicalEntity:
-        """Idempotent on the reference: two resolutions racing to create the same entity make one."""
+        """Idempotent on the reference: two resolutions racing to create the same entity make one. A user's own
+        entity ("user:<id>") is not made for a user erased while a step ran (no event stored, a tombstone): then
+        nothing is stored and the entity returned stands for nothing (every write naming it is refused)."""
         with self.tx(world_id) as cur:
+            if external_ref.startswith(_USER_REF) and not user_stands(cur, world_id, external_ref[len(_USER_REF):]):
+                cur.execute(f"SELECT {_ENTITY} FROM canonical_entities e WHERE e.world_id = %s AND e.external_ref = %s",
+                            (world_id, external_ref))
+                row = cur.fetchone()
+                return CanonicalEntity.model_validate(row) if row else CanonicalEntity(
+                    world_id=world_id, entity_id=new_id("ent"), name=name, entity_type=entity_type,
+                    description=description, created_at=utcnow(), aliases=[name], external_ref=external_ref)
             cur.execute(
                 "INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name, entity_type, description, "
                 "external_ref) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, external_ref) "
@@ -288,6 +339,10 @@ class EntityRepo(PostgresBase):
         if not updates:
             return
         with self.tx(world_id) as cur:
+            entities = existing(cur, world_id, "canonical_entities", "entity_id", [u[1] for u in updates])
+            updates = [u for u in updates if u[1] in entities]  # an entity erased meanwhile links nothing
+            if not updates:
+                return
             cur.executemany("UPDATE entity_mentions SET entity_id = %s, method = %s, confidence = %s "
                             "WHERE world_id = %s AND mention_id = %s",
                             [(entity_id, method, confidence, world_id, mention_id)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from engram.adapters.postgres.base import PostgresBase
 from engram.adapters.postgres.events import EVENT_COLUMNS
+from engram.adapters.postgres.evidence import existing, live_events
 from engram.adapters.postgres.signals import _SIGNAL
 from engram.model.events import StoredEvent
 from engram.model.insights import Inflection, InsightState, Intervention
@@ -80,6 +81,8 @@ class InsightRepo(PostgresBase):
                 world_id, conversation_id, turn):
             raise ValueError("the inflection belongs to another checkpoint")
         with self.tx(world_id) as cur:
+            if inflection is not None and live_events(cur, world_id, inflection.event_ids) != set(inflection.event_ids):
+                return False  # read from a turn erased meanwhile: checked again on a later batch, without it
             cur.execute(
                 "INSERT INTO insight_states (world_id, conversation_id, checked_turn, inflection_turn) "
                 "VALUES (%s, %s, %s, %s) ON CONFLICT (world_id, conversation_id) DO UPDATE SET "
@@ -116,6 +119,8 @@ class InsightRepo(PostgresBase):
         cooldown again there; one statement, so two steps cannot both pass. False when it was not offered."""
         i = intervention
         with self.tx(i.world_id) as cur:
+            if existing(cur, i.world_id, "signals", "signal_id", i.signal_ids) != set(i.signal_ids):
+                return False  # a signal it rests on was erased meanwhile
             cur.execute(
                 "WITH slot AS (INSERT INTO insight_states (world_id, conversation_id, intervention_turn) "
                 "VALUES (%s, %s, %s) ON CONFLICT (world_id, conversation_id) DO UPDATE SET "

@@ -10,6 +10,7 @@ from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
 from engram.adapters.postgres.base import PostgresBase, Row, to_vector
+from engram.adapters.postgres.evidence import existing, live_events, sources_present
 from engram.model.memories import EpisodicMemory, MemoryConflict, ProceduralMemory, SemanticMemory
 
 _EPISODIC_COLUMNS = ("world_id, memory_id, user_id, conversation_id, content, event_ids, entity_ids, importance, "
@@ -28,9 +29,12 @@ _OUTBOX = "INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, %s,
 
 class MemoryRepo(PostgresBase):
     def insert_episodic(self, memory: EpisodicMemory, embedding: Sequence[float] | None) -> None:
-        """Insert (idempotent on memory_id) and queue its index document in the same transaction."""
+        """Insert (idempotent on memory_id) and queue its index document in the same transaction; nothing when one
+        of its events was erased meanwhile (it would quote it)."""
         m = memory
         with self.tx(m.world_id) as cur:
+            if live_events(cur, m.world_id, m.event_ids) != set(m.event_ids):
+                return
             cur.execute(
                 f"INSERT INTO episodic_memories ({_EPISODIC}, embedding) VALUES "
                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, memory_id) DO NOTHING",
@@ -49,8 +53,12 @@ class MemoryRepo(PostgresBase):
 
     def record_facts(self, world_id: str, created: Sequence[tuple[SemanticMemory, Sequence[float] | None]],
                      updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> None:
-        """New facts, changed facts and new conflicts in one transaction, with the index outbox rows."""
+        """New facts, changed facts and new conflicts in one transaction, with the index outbox rows. One call is
+        what one statement did to memory: when an event it rests on, or a fact or entity it names, was erased
+        meanwhile, none of it is written."""
         with self.tx(world_id) as cur:
+            if not _still_derivable(cur, world_id, [m for m, _ in created], updated, conflicts):
+                return
             for m, embedding in created:
                 cur.execute(
                     f"INSERT INTO semantic_memories ({_SEMANTIC_COLUMNS}, confidence_factors, embedding) VALUES "
@@ -83,6 +91,10 @@ class MemoryRepo(PostgresBase):
     def settle_conflict(self, conflict: MemoryConflict, updated: Sequence[SemanticMemory]) -> bool:
         c = conflict
         with self.tx(c.world_id) as cur:
+            live_events(cur, c.world_id, {x for m in updated for x in m.source_event_ids})  # events first (see above)
+            if len(existing(cur, c.world_id, "semantic_memories", "memory_id",
+                            [c.memory_id, c.conflicting_memory_id])) < 2:
+                return False  # a side was erased meanwhile (its conflict with it)
             # Guarded: a settlement by the user is final; one by the rules the user may overturn.
             cur.execute(
                 "UPDATE memory_conflicts SET status = %s, winner_memory_id = %s, resolved_by = %s, note = %s, "
@@ -152,6 +164,8 @@ class MemoryRepo(PostgresBase):
     def insert_procedural(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> None:
         m = memory
         with self.tx(m.world_id) as cur:
+            if not sources_present(cur, m.world_id, m.source_ids):
+                return
             cur.execute(
                 f"INSERT INTO procedural_memories ({_PROCEDURAL}, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (world_id, memory_id) DO NOTHING",
@@ -166,7 +180,34 @@ def _factors(m: SemanticMemory) -> Jsonb:
     return Jsonb(m.factors.model_dump() if m.factors is not None else {})
 
 
+def _still_derivable(cur: psycopg.Cursor[Row], world_id: str, created: Sequence[SemanticMemory],
+                     updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> bool:
+    """Whether a write of facts still rests on stored rows: the events of new facts and those an update adds (a
+    restatement), and both sides of each conflict. Locked until it commits in the order an erasure takes them
+    (events, then facts, then entities), so that the two wait for each other and never deadlock."""
+    live = live_events(cur, world_id, {x for m in [*created, *updated] for x in m.source_event_ids})
+    stored: dict[str, set[str]] = {}
+    if updated:
+        cur.execute("SELECT memory_id, source_event_ids FROM semantic_memories WHERE world_id = %s "
+                    "AND memory_id = ANY(%s::text[]) ORDER BY memory_id FOR NO KEY UPDATE",
+                    (world_id, sorted({m.memory_id for m in updated})))
+        stored = {r["memory_id"]: set(r["source_event_ids"]) for r in cur.fetchall()}
+    added = {x for m in created for x in m.source_event_ids} | {
+        x for m in updated for x in m.source_event_ids if x not in stored.get(m.memory_id, set())}
+    sides = {i for c in conflicts for i in (c.memory_id, c.conflicting_memory_id)} - {m.memory_id for m in created}
+    if not (live >= added and existing(cur, world_id, "semantic_memories", "memory_id", sides) >= sides):
+        return False
+    # The entities new facts name are locked, not required: an erasure weighing whether to keep one sees these.
+    existing(cur, world_id, "canonical_entities", "entity_id",
+             {i for m in created for i in (m.subject_entity_id, m.object_entity_id) if i})
+    return True
+
+
 def _update_fact(cur: psycopg.Cursor[Row], world_id: str, m: SemanticMemory) -> None:
+    """Write a changed fact. Its sources keep only the events still stored: an erasure that took one out meanwhile
+    is not undone by a write made from an older read."""
+    live = live_events(cur, world_id, m.source_event_ids)
+    m = m.model_copy(update={"source_event_ids": [x for x in m.source_event_ids if x in live]})
     cur.execute(
         "UPDATE semantic_memories SET confidence = %s, reinforcement_count = %s, source_event_ids = %s, "
         "valid_to = %s, status = %s, last_validated_at = %s, "

@@ -48,9 +48,13 @@ USER_FILTERS: dict[str, str] = {
     "memory_conflicts": f"memory_id IN ({_USER_MEMORIES}) AND conflicting_memory_id IN ({_USER_MEMORIES})",
     "signals": _OWN, "world_queries": _OWN,
 }
-# An edge keeps only the user's own evidence: other users' event and fact ids never leave with it, nor their
-# confidence (the edge is as sure as the user's surest fact behind it, as `edges.seen_edges` shows it).
+# An edge keeps only the user's own evidence, an entity only the user's event as its origin: other users' event and
+# fact ids never leave with them, nor their confidence (the edge is as sure as the user's surest fact behind it, as
+# `edges.seen_edges` shows it).
 USER_COLUMNS: dict[str, dict[str, str]] = {
+    "canonical_entities": {
+        "origin_event_id": f"CASE WHEN origin_event_id IN ({_USER_EVENTS}) THEN origin_event_id END",
+    },
     "entity_relationships": {
         "confidence": ("coalesce((SELECT max(m.confidence) FROM semantic_memories m WHERE m.world_id = %(w)s "
                        "AND m.user_id = %(u)s AND m.memory_id = ANY (entity_relationships.source_memory_ids)), "

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase
+from engram.adapters.postgres.evidence import erased_after, existing
 from engram.model.memories import MemoryConflict
 from engram.model.queries import EntityDefinition, WorldQuery
 from engram.query.context import QueryContext
@@ -21,12 +22,15 @@ _CONFLICT = ("c.world_id, c.conflict_id, c.memory_id, c.conflicting_memory_id, c
 
 class QueryRepo(PostgresBase):
     def save_query(self, query: WorldQuery) -> None:
+        """Insert or update a query; nothing for one asked before its user was erased (still running then)."""
         q = query.model_dump(mode="json")
         values = [q[c.strip()] for c in _COLUMNS.split(",")]
         for i, name in enumerate(_COLUMNS.split(",")):
             if name.strip() in _JSON_COLUMNS and values[i] is not None:
                 values[i] = Jsonb(values[i])
         with self.tx(query.world_id) as cur:
+            if erased_after(cur, query.world_id, query.user_id, query.created_at):
+                return
             cur.execute(
                 f"INSERT INTO world_queries ({_COLUMNS}) VALUES ({', '.join(['%s'] * len(values))}) "
                 "ON CONFLICT (world_id, query_id) DO UPDATE SET status = EXCLUDED.status, "
@@ -51,7 +55,10 @@ class QueryRepo(PostgresBase):
             return [WorldQuery.model_validate(r) for r in cur.fetchall()]
 
     def save_context(self, context: QueryContext) -> None:
+        """The loop's context, kept only while its query is (an erasure of the asking user took it meanwhile)."""
         with self.tx(context.world_id) as cur:
+            if not existing(cur, context.world_id, "world_queries", "query_id", [context.query_id]):
+                return
             cur.execute(
                 "INSERT INTO query_contexts (world_id, query_id, context) VALUES (%s, %s, %s) "
                 "ON CONFLICT (world_id, query_id) DO UPDATE SET context = EXCLUDED.context, updated_at = now()",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
+from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
-from engram.adapters.postgres.base import PostgresBase
+from engram.adapters.postgres.base import PostgresBase, Row
+from engram.adapters.postgres.evidence import live_events
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
 
 _SIGNAL = ("world_id, signal_id, conversation_id, user_id, event_id, signal_type, content, content_hash, confidence, "
@@ -25,14 +27,18 @@ def _of_world(world_id: str, rows: Sequence[T]) -> Sequence[T]:
 class SignalRepo(PostgresBase):
     def insert_signals(self, world_id: str, signals: Sequence[Signal]) -> list[str]:
         """Store a batch in one statement; a signal whose content hash its conversation already holds
-        is skipped. Returns the ids newly stored."""
+        is skipped, one of an event erased meanwhile too. Returns the ids newly stored."""
         rows = _of_world(world_id, signals)
         if not rows:
             return []
-        columns = [[getattr(s, c) for s in rows] for c in (
-            "signal_id", "conversation_id", "user_id", "event_id", "signal_type", "content", "content_hash",
-            "confidence", "assumption_status", "occurred_at", "position", "created_at")]
         with self.tx(world_id) as cur:
+            live = live_events(cur, world_id, [s.event_id for s in rows])
+            rows = [s for s in rows if s.event_id in live]
+            if not rows:
+                return []
+            columns = [[getattr(s, c) for s in rows] for c in (
+                "signal_id", "conversation_id", "user_id", "event_id", "signal_type", "content", "content_hash",
+                "confidence", "assumption_status", "occurred_at", "position", "created_at")]
             cur.execute(
                 f"INSERT INTO signals ({_SIGNAL}) "
                 "SELECT %s, u.signal_id, u.conversation_id, u.user_id, u.event_id, u.signal_type, u.content, "
@@ -82,11 +88,15 @@ class SignalRepo(PostgresBase):
 
     def save_signal_cursors(self, world_id: str, cursors: Sequence[SignalCursor]) -> set[str]:
         """Write cursors read at `version` (0: none was read), in one statement. Returns the conversations
-        written; one missing moved meanwhile (another extract step wrote it) and was left as it is."""
+        written (or left as they were, having moved over erased turns only); one missing moved meanwhile
+        (another extract step wrote it) and was left as it is."""
         rows = _of_world(world_id, cursors)
         if not rows:
             return set()
         with self.tx(world_id) as cur:
+            rows, untouched = _without_erased(cur, world_id, rows)
+            if not rows:
+                return untouched
             cur.execute(
                 f"INSERT INTO signal_cursors ({_CURSOR}) "
                 "SELECT %s, u.conversation_id, u.last_event_id, u.last_occurred_at, "
@@ -101,4 +111,31 @@ class SignalRepo(PostgresBase):
                  [c.last_occurred_at for c in rows], [Jsonb(list(c.pending_event_ids)) for c in rows],
                  [c.chars_since for c in rows], [c.version for c in rows]),
             )
-            return {r["conversation_id"] for r in cur.fetchall()}
+            return {r["conversation_id"] for r in cur.fetchall()} | untouched
+
+
+def _without_erased(cur: Cursor[Row], world_id: str, cursors: Sequence[SignalCursor]
+                    ) -> tuple[list[SignalCursor], set[str]]:
+    """Cursors as they stand without the turns erased while they were planned: an erased turn no longer waits (its
+    characters with it), a mark on one moves back to the turn before it. A cursor that moved over erased turns
+    only is left as it was (returned apart, as done: planning it again would move it the same way)."""
+    live = live_events(cur, world_id, [i for c in cursors for i in (*c.pending_event_ids, c.last_event_id)])
+    kept: list[SignalCursor] = []
+    untouched: set[str] = set()
+    for c in cursors:
+        if c.last_event_id not in live:
+            cur.execute("SELECT event_id, occurred_at FROM chat_events WHERE world_id = %s AND conversation_id = %s "
+                        "AND (occurred_at, event_id) <= (%s, %s) ORDER BY occurred_at DESC, event_id DESC LIMIT 1",
+                        (world_id, c.conversation_id, c.last_occurred_at, c.last_event_id))
+            before = cur.fetchone()
+            if before is None:
+                untouched.add(c.conversation_id)
+                continue
+            c = c.model_copy(update={"last_event_id": before["event_id"], "last_occurred_at": before["occurred_at"]})
+        if not set(c.pending_event_ids) <= live:
+            pending = tuple(i for i in c.pending_event_ids if i in live)
+            cur.execute("SELECT coalesce(sum(length(content)), 0) AS n FROM chat_events WHERE world_id = %s "
+                        "AND event_id = ANY(%s::text[])", (world_id, list(pending)))
+            c = c.model_copy(update={"pending_event_ids": pending, "chars_since": int(cur.fetchone()["n"])})  # type: ignore[index]
+        kept.append(c)
+    return kept, untouched

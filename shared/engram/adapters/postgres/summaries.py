@@ -11,6 +11,7 @@ from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
 from engram.adapters.postgres.events import EVENT_COLUMNS
+from engram.adapters.postgres.evidence import live_events, sources_present
 from engram.adapters.postgres.memories import _PROCEDURAL, _SEMANTIC, _update_fact
 from engram.model.events import StoredEvent
 from engram.model.memories import MemorySummary, ProceduralMemory, SemanticMemory
@@ -74,9 +75,15 @@ class SummaryRepo(PostgresBase):
                      confirmed: Sequence[SemanticMemory] = ()) -> bool:
         """One summary per scope (and user): a later consolidation replaces it and keeps its id. Written in one
         transaction with the facts it confirmed; the keyword index is told only when the summary changed (so
-        running again on the same material changes nothing). Returns whether the summary changed."""
+        running again on the same material changes nothing). Returns whether the summary changed. Nothing is
+        written when a source was erased meanwhile: the summary would quote it (the scope stays stale, and the
+        next run summarizes what is left)."""
         s = summary
         with self.tx(s.world_id) as cur:
+            # Every event this write rests on is locked first, the confirmed facts' too: the order an erasure takes.
+            live_events(cur, s.world_id, [*s.source_ids, *(x for f in confirmed for x in f.source_event_ids)])
+            if not sources_present(cur, s.world_id, s.source_ids):
+                return False
             cur.execute(
                 f"SELECT {_SUMMARY_COLUMNS} FROM memory_summaries WHERE world_id = %s AND scope_kind = %s "
                 "AND scope_id = %s AND coalesce(user_id, '') = coalesce(%s, '') FOR UPDATE",
@@ -220,9 +227,11 @@ class SummaryRepo(PostgresBase):
 
     def save_procedure(self, memory: ProceduralMemory, embedding: Sequence[float] | None) -> bool:
         """Insert a pattern, or update its support; the index is told only of a change. Returns whether it
-        changed."""
+        changed. Nothing is written when a source was erased meanwhile (the next run reads what is left)."""
         m = memory
         with self.tx(m.world_id) as cur:
+            if not sources_present(cur, m.world_id, m.source_ids):
+                return False
             cur.execute(
                 f"INSERT INTO procedural_memories ({_PROCEDURAL}, embedding) VALUES "
                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (world_id, memory_id) DO UPDATE SET "

@@ -171,12 +171,15 @@ def _ben_facts(clients: Clients, world: str) -> dict[tuple[str, str], Any]:
     return {(f.predicate, f.object_value): f for f in clients.store.user_memories(world, "ben", "semantic", 50)}
 
 
-def test_her_restatement_of_his_fact_and_her_contradiction_of_it_are_undone(told: Clients) -> None:
+def test_her_restatement_of_his_fact_and_her_contradiction_of_it_leave_his_facts_as_his_own_words_made_them(
+        told: Clients) -> None:
+    # Each user's facts live their own lifecycle (issue 17, finding 1): her restatement is her own fact, not a
+    # reinforcement of his, and her "Lisbon" supersedes nothing of his. Erasing her leaves his facts as they were.
     clients, world = told, "told"
     before = _ben_facts(clients, world)
     works, lives = before[("works_at", "Olivo Labs")], before[("lives_in", "Porto")]
-    assert "vera-v1-0" in works.source_event_ids and works.reinforcement_count == 1  # she restated it
-    assert lives.status == "superseded"  # her "Lisbon" won (newer by more than the recency gap)
+    assert works.source_event_ids == ["ben-b1-0"] and works.reinforcement_count == 0
+    assert lives.status == "active"
 
     erase_user(clients, world, "vera")
 

@@ -197,3 +197,42 @@ def test_her_restatement_of_his_fact_and_her_contradiction_of_it_leave_his_facts
     assert clients.store.find_entity_by_name(world, "Lisbon") is None
     assert clients.store.list_conflicts(world, None) == []
     assert rows_naming(clients, world, ["vera-v1-0", "vera-v1-1", "Lisbon"]) == []
+
+
+def test_facts_stored_before_per_user_lifecycles_lose_her_restatement_and_her_overturning_when_she_is_erased(
+        clients: Clients) -> None:
+    # Facts stored before each user's facts had their own lifecycle: her restatement reinforced his fact and her
+    # "Lisbon" superseded his "Porto". Written here as that version stored them; erasing her undoes both.
+    world = "told-before"
+    llm = clients.llm
+    clients.llm = _ToldAboutBen()
+    try:
+        _enrich(clients, world, ingest(clients, world, "ben", "b1", ["I live in Porto and I work at Olivo Labs."], T0))
+        _enrich(clients, world, ingest(clients, world, "vera", "v1", ["Ben works at Olivo Labs, you know.",
+                                                                     "Ben lives in Lisbon now, he moved."],
+                                       T0 + timedelta(days=90)))
+    finally:
+        clients.llm = llm
+    ben = _ben_facts(clients, world)
+    works, lives = ben[("works_at", "Olivo Labs")], ben[("lives_in", "Porto")]
+    hers = {(f.predicate, f.object_value): f for f in clients.store.user_memories(world, "vera", "semantic", 50)}
+    lisbon = hers[("lives_in", "Lisbon")]
+    with clients.store.tx(world) as cur:  # type: ignore[attr-defined]
+        cur.execute("UPDATE semantic_memories SET source_event_ids = source_event_ids || %s::text, "
+                    "reinforcement_count = 1, confidence = least(0.95, confidence + 0.05) "
+                    "WHERE world_id = %s AND memory_id = %s", ("vera-v1-0", world, works.memory_id))
+        cur.execute("UPDATE semantic_memories SET status = 'superseded', valid_to = %s WHERE world_id = %s "
+                    "AND memory_id = %s", (T0 + timedelta(days=90), world, lives.memory_id))
+        cur.execute("INSERT INTO memory_conflicts (world_id, conflict_id, memory_id, conflicting_memory_id, status, "
+                    "strategy, winner_memory_id) VALUES (%s, 'conflict-legacy', %s, %s, 'resolved', 'recency', %s)",
+                    (world, lives.memory_id, lisbon.memory_id, lisbon.memory_id))
+
+    erase_user(clients, world, "vera")
+
+    after = _ben_facts(clients, world)
+    works, lives = after[("works_at", "Olivo Labs")], after[("lives_in", "Porto")]
+    assert works.source_event_ids == ["ben-b1-0"] and works.reinforcement_count == 0
+    assert works.confidence == pytest.approx(works.factors.base * works.factors.source_weight)
+    assert lives.status == "active" and lives.valid_to is None
+    assert clients.store.list_conflicts(world, None) == []
+    assert rows_naming(clients, world, ["vera-v1-0", "vera-v1-1", "Lisbon"]) == []

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
-from engram.config import WorldConfig
 from engram.errors import InvalidInput
 from engram.model import jsonvalues
 from engram.model.common import Identifier, utcnow
@@ -41,6 +40,7 @@ from engram.model.portability import (
 )
 from engram.model.queries import QueryRequest
 from engram.observability import logger
+from engram.overrides import WorldConfig
 from engram.service import Clients
 
 MAX_ERRORS = 20  # validation errors reported per rejected document

@@ -9,8 +9,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, WorldConfig, get_settings, world_overrides
+from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings, get_settings
 from engram.observability import logger
+from engram.overrides import WorldConfig, world_overrides
 from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, Store, WebSearch, Workflows
 
 

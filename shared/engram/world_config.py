@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engram.config import Heuristics, WorldConfig, world_overrides
+from engram.config import Heuristics
 from engram.errors import InvalidInput
+from engram.overrides import WorldConfig, world_overrides
 from engram.service import Clients
 
 

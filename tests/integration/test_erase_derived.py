@@ -154,7 +154,12 @@ _ABOUT_BEN = (("works_at", "Olivo Labs"), ("lives_in", "Lisbon"))
 
 @pytest.fixture()
 def told(clients: Clients) -> Iterator[Clients]:
-    world = "told"
+    _tell_about_ben(clients, "told")
+    yield clients
+
+
+def _tell_about_ben(clients: Clients, world: str) -> None:
+    """Ben says where he lives and works; ninety days later Vera restates his employer and says he moved."""
     llm = clients.llm
     clients.llm = _ToldAboutBen()
     try:
@@ -162,7 +167,6 @@ def told(clients: Clients) -> Iterator[Clients]:
         _enrich(clients, world, ingest(clients, world, "vera", "v1", ["Ben works at Olivo Labs, you know.",
                                                                      "Ben lives in Lisbon now, he moved."],
                                        T0 + timedelta(days=90)))
-        yield clients
     finally:
         clients.llm = llm
 
@@ -204,15 +208,7 @@ def test_facts_stored_before_per_user_lifecycles_lose_her_restatement_and_her_ov
     # Facts stored before each user's facts had their own lifecycle: her restatement reinforced his fact and her
     # "Lisbon" superseded his "Porto". Written here as that version stored them; erasing her undoes both.
     world = "told-before"
-    llm = clients.llm
-    clients.llm = _ToldAboutBen()
-    try:
-        _enrich(clients, world, ingest(clients, world, "ben", "b1", ["I live in Porto and I work at Olivo Labs."], T0))
-        _enrich(clients, world, ingest(clients, world, "vera", "v1", ["Ben works at Olivo Labs, you know.",
-                                                                     "Ben lives in Lisbon now, he moved."],
-                                       T0 + timedelta(days=90)))
-    finally:
-        clients.llm = llm
+    _tell_about_ben(clients, world)
     ben = _ben_facts(clients, world)
     works, lives = ben[("works_at", "Olivo Labs")], ben[("lives_in", "Porto")]
     hers = {(f.predicate, f.object_value): f for f in clients.store.user_memories(world, "vera", "semantic", 50)}

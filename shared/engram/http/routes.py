@@ -10,7 +10,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from engram import graph, lifecycle
-from engram.config import WorldConfig
 from engram.erase import erase_user
 from engram.errors import NotFound
 from engram.ingest import ingest_events, sweep_stalled
@@ -39,6 +38,7 @@ from engram.model.portability import ImportResult
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
+from engram.overrides import WorldConfig
 from engram.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
 from engram.query import service as queries
 from engram.resolution import pending_disambiguations, settle_disambiguation

@@ -5,12 +5,20 @@ theirs (restatements, contradictions, answers that cited them, vectors read afte
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, Row
+from engram.adapters.postgres.erase_others import (
+    WITHOUT,
+    drop_restatements,
+    restore_overturned,
+    strip_conversations,
+    strip_relationships,
+    withdraw_answers,
+)
 from engram.adapters.postgres.evidence import lock_user
 from engram.model.events import ErasedRows
 from engram.model.search import DocKind
@@ -30,8 +38,6 @@ _KEY = {"chat_events": "event_id", "episodic_memories": "memory_id", "semantic_m
         "insight_states": "conversation_id"}
 _DOC_KIND: dict[str, DocKind] = {"chat_events": "event", "episodic_memories": "episodic", "semantic_memories": "semantic",
              "procedural_memories": "procedural", "memory_summaries": "summary", "canonical_entities": "entity"}
-WITHDRAWN = "withdrawn: its answer drew on the memory of a user who was erased"
-_WITHOUT = "ARRAY(SELECT x FROM unnest({column}) x WHERE x <> ALL(%({ids})s::text[]))"
 
 
 class EraseRepo(PostgresBase):
@@ -39,7 +45,7 @@ class EraseRepo(PostgresBase):
         """Erase a user's rows and everything made only of them, and take theirs out of other users' rows, in one
         transaction; returns the counts and what the domain rebuilds after it."""
         with self.tx(world_id) as cur:
-            return _Erasure(cur, world_id, user_id).run()
+            return ErasureStep(cur, world_id, user_id).run()
 
     def erasures(self, world_id: str) -> int:
         """How many erasures the world has had: a step that sees it change between a read and a write knows an
@@ -49,7 +55,7 @@ class EraseRepo(PostgresBase):
             return int(cur.fetchone()["n"])  # type: ignore[index]
 
 
-class _Erasure:
+class ErasureStep:
     """One erasure, step by step. The user's events go first, locked in key order: an enrichment write that
     derives from one of them holds it until it commits, so every later statement here (each reads anew) sees
     what such a write left, and removes it."""
@@ -89,8 +95,8 @@ class _Erasure:
         signals = [r["id"] for r in self.rows("SELECT signal_id AS id FROM signals WHERE world_id = %(w)s "
                                               "AND (user_id = %(u)s OR event_id = ANY(%(e)s::text[]))", {"e": events})]
         candidates = self.touched_entities(events, memories)
-        restored = self.restore_overturned(memories)
-        restated, to_enrich = self.drop_restatements(events, memories)
+        restored = restore_overturned(self, memories)
+        restated, to_enrich = drop_restatements(self, events, memories)
 
         # The user's own rows.
         self.delete("memory_conflicts", "memory_id = ANY(%(m)s::text[]) OR conflicting_memory_id = ANY(%(m)s::text[])",
@@ -107,16 +113,16 @@ class _Erasure:
 
         # Other users' rows made with the user's words.
         episodes = self.delete("episodic_memories", "event_ids && %(e)s::text[]", {"e": events}, also="event_ids")
-        to_enrich += [x for r in episodes for x in r["event_ids"] if x not in set(events)]
+        to_enrich += [x for r in episodes for x in r["event_ids"]]  # the user's own are taken out below
         sources = [*events, *memories, *(r["id"] for r in episodes)]
         gone = self.gone(conversations)
         self.delete("memory_summaries", "source_ids && %(s)s::text[] OR (scope_kind = 'user' AND scope_id = %(u)s) "
                     "OR (scope_kind = 'conversation' AND scope_id = ANY(%(gone)s::text[]))", {"s": sources, "gone": gone})
         self.delete("procedural_memories", "source_ids && %(s)s::text[]", {"s": sources})
-        self.strip_relationships(events, memories)
-        self.strip_conversations(events, signals, gone)
+        strip_relationships(self, events, memories)
+        strip_conversations(self, events, signals, gone)
         entities = self.erase_entities(events, candidates)
-        self.withdraw_answers([*sources, *signals, *entities, *(doc_id for _kind, doc_id in self.documents)])
+        withdraw_answers(self, [*sources, *signals, *entities, *(doc_id for _kind, doc_id in self.documents)])
         self.refresh_outbox(restored)
         if to_embed:  # read after an erased turn: made again in the domain, from the turn before them now
             self.rows("UPDATE chat_events SET context_embedding = NULL WHERE world_id = %(w)s "
@@ -166,104 +172,6 @@ class _Erasure:
             " WHERE world_id = %(w)s AND (evidence_event_ids && %(e)s::text[] OR source_memory_ids && %(m)s::text[])",
             {"e": list(events), "m": list(memories)}) if r["id"] is not None]
 
-    # ------------------------------------------------------------ other users' facts
-    def restore_overturned(self, memories: Sequence[str]) -> list[str]:
-        """Other users' facts that one of the user's facts won a conflict against, and nothing else overturned:
-        active again (the domain puts their edges back)."""
-        restored = [r["id"] for r in self.rows(
-            "WITH losers AS (SELECT DISTINCT s.memory_id FROM memory_conflicts c JOIN semantic_memories s "
-            " ON s.world_id = c.world_id AND s.memory_id IN (c.memory_id, c.conflicting_memory_id) "
-            " WHERE c.world_id = %(w)s AND c.winner_memory_id = ANY(%(m)s::text[]) "
-            " AND s.memory_id <> ALL(%(m)s::text[]) AND s.status = 'superseded' "
-            " AND NOT EXISTS (SELECT 1 FROM memory_conflicts o WHERE o.world_id = c.world_id "
-            "  AND s.memory_id IN (o.memory_id, o.conflicting_memory_id) AND o.winner_memory_id <> s.memory_id "
-            "  AND o.winner_memory_id <> ALL(%(m)s::text[]))) "
-            "UPDATE semantic_memories f SET status = 'active', valid_to = NULL FROM losers l "
-            "WHERE f.world_id = %(w)s AND f.memory_id = l.memory_id RETURNING f.memory_id AS id",
-            {"m": list(memories)})] if memories else []
-        self.rebuilt["semantic_memories"] += len(restored)
-        return restored
-
-    def drop_restatements(self, events: Sequence[str], memories: Sequence[str]) -> tuple[list[str], list[str]]:
-        """Other users' facts lose the user's events among their sources (their restatements): the count and the
-        last validation follow from the sources left (the domain derives the confidence again). Returns those
-        facts, and the other users' events among the sources of the user's own facts (restatements that
-        reinforced the user's fact instead of making one of their own: enriched again, they make it)."""
-        touched = self.rows(
-            "WITH touched AS (SELECT memory_id, cardinality(source_event_ids) AS had, "
-            f" {_WITHOUT.format(column='source_event_ids', ids='e')} AS kept FROM semantic_memories "
-            " WHERE world_id = %(w)s AND user_id <> %(u)s AND source_event_ids && %(e)s::text[]) "
-            "UPDATE semantic_memories f SET source_event_ids = t.kept, "
-            " reinforcement_count = greatest(0, f.reinforcement_count - (t.had - cardinality(t.kept))), "
-            " last_validated_at = coalesce((SELECT max(ev.occurred_at) FROM chat_events ev "
-            "  WHERE ev.world_id = f.world_id AND ev.event_id = ANY(t.kept)), f.last_validated_at) "
-            "FROM touched t WHERE f.world_id = %(w)s AND f.memory_id = t.memory_id "
-            "RETURNING f.memory_id AS id, cardinality(t.kept) AS remaining", {"e": list(events)})
-        empty = [r["id"] for r in touched if not r["remaining"]]
-        if empty:
-            self.delete("semantic_memories", "memory_id = ANY(%(x)s::text[])", {"x": empty})
-        restated = [r["id"] for r in touched if r["remaining"]]
-        self.rebuilt["semantic_memories"] += len(restated)
-        theirs = [r["id"] for r in self.rows(
-            "SELECT DISTINCT x AS id FROM semantic_memories, unnest(source_event_ids) x WHERE world_id = %(w)s "
-            "AND memory_id = ANY(%(m)s::text[]) AND x <> ALL(%(e)s::text[])",
-            {"m": list(memories), "e": list(events)})]
-        return restated, theirs
-
-    # ------------------------------------------------------------ edges and conversations
-    def strip_relationships(self, events: Sequence[str], memories: Sequence[str]) -> None:
-        """Edges keep only the evidence of others, as sure as the facts left behind them; an edge that stood for
-        the user's facts alone goes."""
-        touched = self.rows(
-            "WITH touched AS (SELECT relationship_id, source_memory_ids AS had, "
-            f" {_WITHOUT.format(column='source_memory_ids', ids='m')} AS sources, "
-            f" {_WITHOUT.format(column='evidence_event_ids', ids='e')} AS evidence FROM entity_relationships "
-            " WHERE world_id = %(w)s AND (source_memory_ids && %(m)s::text[] OR evidence_event_ids && %(e)s::text[])) "
-            "UPDATE entity_relationships r SET source_memory_ids = t.sources, evidence_event_ids = t.evidence, "
-            " confidence = coalesce((SELECT max(f.confidence) FROM semantic_memories f WHERE f.world_id = r.world_id "
-            "  AND f.memory_id = ANY(t.sources) AND f.status = 'active'), r.confidence), updated_at = now() "
-            "FROM touched t WHERE r.world_id = %(w)s AND r.relationship_id = t.relationship_id "
-            "RETURNING r.relationship_id AS id, t.sources = '{}' AND (t.had <> '{}' OR t.evidence = '{}') AS orphan",
-            {"e": list(events), "m": list(memories)})
-        orphans = [r["id"] for r in touched if r["orphan"]]
-        if orphans:
-            self.delete("entity_relationships", "relationship_id = ANY(%(x)s::text[])", {"x": orphans})
-        self.rebuilt["entity_relationships"] += len(touched) - len(orphans)
-
-    def strip_conversations(self, events: Sequence[str], signals: Sequence[str], gone: Sequence[str]) -> None:
-        """A conversation none of whose events remain loses its state; a shared one loses the inflections read
-        from the user's turns, their signals from its interventions and their turns from its signal cursor."""
-        for table in ("signal_cursors", "insight_states", "inflections", "interventions"):
-            self.delete(table, "conversation_id = ANY(%(gone)s::text[])", {"gone": list(gone)})
-        self.delete("inflections", "event_ids && %(e)s::text[] OR signal_ids && %(s)s::text[]",
-                    {"e": list(events), "s": list(signals)})
-        kept = self.rows(
-            f"UPDATE interventions SET signal_ids = {_WITHOUT.format(column='signal_ids', ids='s')} "
-            "WHERE world_id = %(w)s AND signal_ids && %(s)s::text[] RETURNING intervention_id AS id, "
-            "cardinality(signal_ids) AS remaining", {"s": list(signals)})
-        self.delete("interventions", "intervention_id = ANY(%(x)s::text[])", {"x": [r["id"] for r in kept
-                                                                                  if not r["remaining"]]})
-        self.rebuilt["interventions"] += sum(1 for r in kept if r["remaining"])
-        # A cursor's waiting turns lose the user's (and their characters); a mark on an erased turn moves back to
-        # the turn before it (the same place among the turns left), or the cursor starts over when none is left.
-        cursors = self.rows(
-            "UPDATE signal_cursors c SET "
-            f" pending_event_ids = {_WITHOUT.format(column='c.pending_event_ids', ids='e')}, "
-            " chars_since = (SELECT coalesce(sum(length(ev.content)), 0) FROM chat_events ev "
-            "  WHERE ev.world_id = c.world_id AND ev.event_id = ANY(c.pending_event_ids)), "
-            " (last_event_id, last_occurred_at) = (SELECT coalesce(p.event_id, c.last_event_id), "
-            "  coalesce(p.occurred_at, c.last_occurred_at) FROM (SELECT NULL) one LEFT JOIN LATERAL (SELECT "
-            "  ev.event_id, ev.occurred_at FROM chat_events ev WHERE ev.world_id = c.world_id "
-            "  AND ev.conversation_id = c.conversation_id AND (ev.occurred_at, ev.event_id) "
-            "  <= (c.last_occurred_at, c.last_event_id) ORDER BY ev.occurred_at DESC, ev.event_id DESC LIMIT 1) p "
-            "  ON c.last_event_id = ANY(%(e)s::text[])), version = c.version + 1, updated_at = now() "
-            "WHERE c.world_id = %(w)s AND (c.pending_event_ids && %(e)s::text[] OR c.last_event_id = ANY(%(e)s::text[])) "
-            "RETURNING c.conversation_id AS id, c.last_event_id = ANY(%(e)s::text[]) AS lost",
-            {"e": list(events)})
-        lost = [r["id"] for r in cursors if r["lost"]]
-        self.delete("signal_cursors", "conversation_id = ANY(%(x)s::text[])", {"x": lost})
-        self.rebuilt["signal_cursors"] += len(cursors) - len(lost)
-
     # ------------------------------------------------------------ entities
     def erase_entities(self, events: Sequence[str], candidates: Sequence[str]) -> list[str]:
         """Aliases only the user's words taught go; of the entities the user touched, those nothing of anyone else
@@ -274,7 +182,7 @@ class _Erasure:
                            "AND origin_event_ids <@ %(e)s::text[] RETURNING entity_id", e):
             self.deleted["entity_aliases"] += 1
             self.changed_entities.add(r["entity_id"])
-        self.rows(f"UPDATE entity_aliases SET origin_event_ids = {_WITHOUT.format(column='origin_event_ids', ids='e')} "
+        self.rows(f"UPDATE entity_aliases SET origin_event_ids = {WITHOUT.format(column='origin_event_ids', ids='e')} "
                   "WHERE world_id = %(w)s AND origin_event_ids && %(e)s::text[]", e)
         if not candidates:
             return []
@@ -309,18 +217,7 @@ class _Erasure:
         self.changed_entities -= set(deleted)
         return deleted
 
-    # ------------------------------------------------------------ answers and the index
-    def withdraw_answers(self, ids: Collection[str]) -> None:
-        """Other users' finished queries whose answer, trace or research cites one of the erased rows keep their
-        question and lose what was made of the erased memory; their working context goes."""
-        withdrawn = [r["id"] for r in self.rows(
-            "UPDATE world_queries q SET answer = NULL, trace = '[]'::jsonb, research = NULL, status = 'failed', "
-            " error = %(why)s WHERE q.world_id = %(w)s AND q.user_id <> %(u)s AND q.status IN ('completed', 'failed') "
-            " AND EXISTS (SELECT 1 FROM jsonb_path_query(jsonb_build_array(q.answer, q.trace, q.research), "
-            "  'strict $.**') j JOIN unnest(%(ids)s::text[]) x ON x = j #>> '{}' WHERE jsonb_typeof(j) = 'string') "
-            "RETURNING q.query_id AS id", {"ids": sorted(set(ids)), "why": WITHDRAWN})] if ids else []
-        self.rebuilt["world_queries"] += len(withdrawn)
-        self.delete("query_contexts", "query_id = ANY(%(q)s::text[])", {"q": withdrawn})
+    # ------------------------------------------------------------ the index
 
     def refresh_outbox(self, restored: Sequence[str]) -> None:
         """The index outbox forgets the erased documents and learns of the ones that changed."""

@@ -8,7 +8,8 @@ from contextlib import contextmanager
 import anyio
 import httpx
 
-from engram.service import Clients, set_clients
+from engram.app.compose import set_clients
+from engram.ports.clients import Clients
 from tests.fakes.workflows import InProcessWorkflows
 
 

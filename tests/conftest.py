@@ -23,7 +23,7 @@ _db_counter = itertools.count()
 @pytest.fixture(scope="session")
 def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """One embedded PostgreSQL server for the whole session."""
-    from engram.local.database import start_embedded_postgres
+    from engram.adapters.postgres.embedded import start_embedded_postgres
 
     server = start_embedded_postgres(tmp_path_factory.mktemp("engram-pg"))
     yield server
@@ -33,8 +33,8 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture(scope="module")
 def pg_url(pg_server: object) -> str:
     """A fresh, migrated database per test module."""
+    from engram.adapters.postgres.embedded import ensure_database
     from engram.adapters.postgres.migrations import apply_migrations
-    from engram.local.database import ensure_database
 
     url = ensure_database(pg_server, f"test_{os.getpid()}_{next(_db_counter)}")
     apply_migrations(url, TEST_EMBEDDING_DIM)
@@ -56,10 +56,10 @@ def clients(pg_store: object, tmp_path_factory: pytest.TempPathFactory) -> Itera
     """Real parts for domain integration tests: PostgreSQL, tantivy, the hash embedder, the offline
     model, and a workflows fake that records starts (the pipelines are driven by the test)."""
     from engram.adapters.embedders import HashEmbedder
-    from engram.adapters.offline_llm import OfflineLLM
+    from engram.adapters.offline.llm import OfflineLLM
     from engram.adapters.tantivy_index import TantivyIndex
     from engram.config import Settings
-    from engram.service import Clients
+    from engram.ports.clients import Clients
     from tests.fakes.workflows import RecordingWorkflows
 
     index = TantivyIndex(tmp_path_factory.mktemp("index"))

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
-from engram.consolidation import consolidate_scope, finish_run, plan
-from engram.ingest import ingest_events
+from engram.consolidation.run import consolidate_scope, finish_run, plan
+from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 # Vectors are numbers: what a row says is in its other columns.
 _NOT_TEXT = "ARRAY['embedding', 'context_embedding', 'document']::text[]"

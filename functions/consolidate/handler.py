@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from engram import consolidation
+from engram.app.compose import get_clients
+from engram.consolidation import run as consolidation
 from engram.observability import logger, metrics, tracer
-from engram.service import get_clients
 
 
 class _Step(BaseModel):

@@ -8,12 +8,12 @@ from typing import Any, Literal
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ConfigDict, Field
 
+from engram.app.compose import get_clients
 from engram.observability import logger, metrics, tracer
-from engram.query import research, steps
-from engram.service import get_clients
+from engram.query import loop, research
 
 
-class Step(steps.LoopState):
+class Step(loop.LoopState):
     model_config = ConfigDict(extra="ignore")
     action: Literal["init", "ask", "fulfil", "force", "fallback", "finish", "fail", "plan", "gather", "evaluate",
                     "synthesize"]
@@ -21,7 +21,7 @@ class Step(steps.LoopState):
     remaining_iterations: int = 0
 
 
-_STEPS = {"init": steps.init, "ask": steps.ask, "fulfil": steps.fulfil, "force": steps.force}
+_STEPS = {"init": loop.init, "ask": loop.ask, "fulfil": loop.fulfil, "force": loop.force}
 _RESEARCH = {"plan": research.plan, "gather": research.gather, "evaluate": research.evaluate,
              "synthesize": research.synthesize}
 
@@ -33,14 +33,14 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step = Step.model_validate(event)
     clients = get_clients()
     if step.action in _RESEARCH:
-        state = research.ResearchState(world_id=step.world_id, query_id=step.query_id, iteration=step.iteration,
+        research_state = research.ResearchState(world_id=step.world_id, query_id=step.query_id, iteration=step.iteration,
                                        remaining_iterations=step.remaining_iterations)
-        return _RESEARCH[step.action](clients, state).model_dump(mode="json")
-    loop = steps.LoopState.model_validate(step.model_dump(include=set(steps.LoopState.model_fields)))
+        return _RESEARCH[step.action](clients, research_state).model_dump(mode="json")
+    state = loop.LoopState.model_validate(step.model_dump(include=set(loop.LoopState.model_fields)))
     if step.action == "finish":
-        return steps.finish(clients, loop).model_dump(mode="json")
+        return loop.finish(clients, state).model_dump(mode="json")
     if step.action == "fail":
-        return steps.fail(clients, step.world_id, step.query_id, step.error).model_dump(mode="json")
+        return loop.fail(clients, step.world_id, step.query_id, step.error).model_dump(mode="json")
     if step.action == "fallback":
-        return steps.fallback(clients, loop, step.error).model_dump(mode="json")
-    return _STEPS[step.action](clients, loop).model_dump(mode="json")
+        return loop.fallback(clients, state, step.error).model_dump(mode="json")
+    return _STEPS[step.action](clients, state).model_dump(mode="json")

@@ -7,9 +7,9 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
+from engram.app.compose import get_clients
+from engram.enrichment.resolve import resolve_events
 from engram.observability import logger, metrics, tracer
-from engram.resolution import resolve_events
-from engram.service import get_clients
 
 
 class Batch(BaseModel):

@@ -55,7 +55,7 @@ LOOP = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPa
         "remaining_info_requests": sfn.JsonPath.number_at("$.remaining_info_requests"), **CORRELATION}
 RESEARCH = {"world_id": sfn.JsonPath.string_at("$.world_id"), "query_id": sfn.JsonPath.string_at("$.query_id"),
             "iteration": sfn.JsonPath.number_at("$.iteration"), **CORRELATION}
-SCOPE_FIELDS = ("world_id", "scope_kind", "scope_id", "user_id", "as_of")  # engram.consolidation.Scope
+SCOPE_FIELDS = ("world_id", "scope_kind", "scope_id", "user_id", "as_of")  # engram.consolidation.run.Scope
 
 
 class Workflows(Construct):

@@ -13,8 +13,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from engram.adapters.factory import database_url
 from engram.adapters.postgres.migrations import apply_migrations
+from engram.app.factory import database_url
 from engram.config import Settings, get_settings
 from engram.observability import logger
 

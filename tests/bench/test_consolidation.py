@@ -22,13 +22,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.consolidation import consolidate_scope, finish_run, plan
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.consolidation.run import consolidate_scope, finish_run, plan
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.bench.conftest import BenchReport
 from tests.fakes.workflows import InProcessWorkflows
 

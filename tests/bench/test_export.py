@@ -21,9 +21,9 @@ import pytest
 
 from engram.bench.locomo import load, world_of
 from engram.bench.progress import ConsoleProgress
+from engram.memory.portability import export_page, import_document, parse_document
 from engram.model.portability import KINDS, RECORD_KINDS
-from engram.portability import export_page, import_document, parse_document
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.bench.conftest import LOCOMO, REPO, BenchReport
 
 CACHE = Path(os.environ.get("ENGRAM_BENCH_CACHE", REPO / ".engram" / "bench"))
@@ -54,10 +54,10 @@ def _locomo_worlds() -> Iterator[tuple[Clients, list[str], str]]:
 @contextmanager
 def _fresh_stack(data_dir: Path) -> Iterator[tuple[Clients, object]]:
     """A fresh embedded stack, and a store over a second empty database on its server (for the floor)."""
+    from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
     from engram.bench.stack import embedded_clients
-    from engram.local.database import ensure_database, start_embedded_postgres
 
     with embedded_clients(data_dir) as clients:
         url = ensure_database(start_embedded_postgres(data_dir), "floor")

@@ -25,18 +25,18 @@ from typing import Any
 import psycopg
 import pytest
 
-from engram.adapters.anthropic_llm import _tool
+from engram.adapters.anthropic import _tool
 from engram.bench.extraction import ExtractionSet, generate
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.entities import EntitySighting
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, WindowEvent
+from engram.ports.clients import Clients
 from engram.prompts import conflicts as conflicts_prompt
 from engram.prompts import extraction as extraction_prompt
-from engram.resolution import resolve_events
-from engram.service import Clients
 from tests.bench.conftest import BenchReport
 
 pytestmark = pytest.mark.bench

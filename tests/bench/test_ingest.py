@@ -13,11 +13,11 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.events import EVENT_COLUMNS
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest, StoredEvent
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.bench.conftest import LOCOMO, BenchReport
 
 BATCH = 100

@@ -25,19 +25,19 @@ from typing import TypeVar
 
 import pytest
 
-from engram.adapters.offline_llm import OfflineLLM
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.adapters.offline.llm import OfflineLLM
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.common import new_id, utcnow
+from engram.model.context import QueryContext
 from engram.model.events import IngestRequest
 from engram.model.queries import Answer, NeedsMoreInfo, WorldQuery
 from engram.ports import LLMReply
+from engram.ports.clients import Clients
 from engram.prompts import answer as answer_prompt
-from engram.query import steps
-from engram.query.context import QueryContext
-from engram.resolution import resolve_events
+from engram.query import loop
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.bench.conftest import BenchReport
 
 pytestmark = pytest.mark.bench
@@ -114,19 +114,19 @@ def _drive(clients: Clients, query: WorldQuery) -> list[float]:
     """The loop in engram-query's order; returns each step's wall time (its loads and saves included)."""
     wall: list[float] = []
 
-    def timed(step: Callable[[Clients, steps.LoopState], T], state: steps.LoopState) -> T:
+    def timed(step: Callable[[Clients, loop.LoopState], T], state: loop.LoopState) -> T:
         started = time.perf_counter()
         out = step(clients, state)
         wall.append((time.perf_counter() - started) * 1000)
         return out
 
-    state = timed(steps.ask, timed(steps.init, steps.LoopState(world_id=WORLD, query_id=query.query_id)))
+    state = timed(loop.ask, timed(loop.init, loop.LoopState(world_id=WORLD, query_id=query.query_id)))
     while state.outcome != "answer":
         if state.outcome == "needs_more_info" and state.remaining_info_requests > 0:
-            state = timed(steps.ask, timed(steps.fulfil, state))
+            state = timed(loop.ask, timed(loop.fulfil, state))
         else:
-            state = timed(steps.force, state)
-    timed(steps.finish, state)
+            state = timed(loop.force, state)
+    timed(loop.finish, state)
     return wall
 
 

@@ -27,15 +27,15 @@ import pytest
 
 from engram.adapters.postgres.base import normalize_name
 from engram.adapters.postgres.domain import PostgresDomainDatabase
-from engram.extraction import extract_events
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import ResolutionScope, resolve_events, resolve_name, settle_disambiguation, user_entity
 from engram.model.common import new_id
 from engram.model.entities import DomainSource, DomainTables, EntitySighting, Relationship, SettleRequest
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ExtractionResult, LLMReply, Reference, WindowEvent
-from engram.resolution import ResolutionScope, resolve_events, resolve_name, settle_disambiguation, user_entity
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.bench.conftest import BenchReport
 
 pytestmark = pytest.mark.bench
@@ -423,7 +423,7 @@ def time_trigram_under_rls(store: Any, texts: list[str], fuzzy_min: float) -> di
 # ---------------------------------------------------------------- the bench
 @pytest.fixture(scope="module")
 def domain(clients: Clients, pg_server: object) -> Iterator[tuple[PostgresDomainDatabase, str]]:
-    from engram.local.database import ensure_database
+    from engram.adapters.postgres.embedded import ensure_database
 
     url = ensure_database(pg_server, f"bench_domain_{os.getpid()}")
     db = PostgresDomainDatabase(url, DomainTables.parse("customers(customer_id, full_name)"))

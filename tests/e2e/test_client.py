@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from engram.client import AsyncEngramClient, BadRequest, EngramClient, NotFound, RetryPolicy
 from engram.model.events import EventIn
 from engram.model.queries import QueryConfig
+from engram.sdk.client import AsyncEngramClient, BadRequest, EngramClient, NotFound, RetryPolicy
 from tests.e2e.conftest import Server
 
 pytestmark = pytest.mark.e2e

@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from engram.client import AsyncEngramClient
 from engram.local.mcp_server import build_server
+from engram.sdk.client import AsyncEngramClient
 from tests.e2e.conftest import Server
 
 pytestmark = pytest.mark.e2e

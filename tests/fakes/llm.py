@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.adapters.offline_llm import OfflineLLM
+from engram.adapters.offline.llm import OfflineLLM
 from engram.config import Heuristics
 from engram.errors import LLMUnavailable
+from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
@@ -26,7 +27,6 @@ from engram.ports import (
     WindowEvent,
     WrittenSummary,
 )
-from engram.query.context import QueryContext
 
 NAME = "scripted"
 _USAGE = Usage(input_tokens=120, output_tokens=30, calls=1)

@@ -41,17 +41,17 @@ class InProcessWorkflows(RecordingWorkflows):
         self.clients: Any = None
 
     def run_query(self, world_id: str, query_id: str) -> dict[str, Any]:
-        from engram.query import steps
+        from engram.query import loop
 
         c = self.clients
-        state = steps.ask(c, steps.init(c, steps.LoopState(world_id=world_id, query_id=query_id)))
+        state = loop.ask(c, loop.init(c, loop.LoopState(world_id=world_id, query_id=query_id)))
         # engram-query's Choice: an answer finishes, more info is fetched while requests remain, anything else
         # (requests used up, or every request rejected) is forced to an answer.
         while state.outcome == "needs_more_info" and state.remaining_info_requests > 0:
-            state = steps.ask(c, steps.fulfil(c, state))
+            state = loop.ask(c, loop.fulfil(c, state))
         if state.outcome != "answer":
-            state = steps.force(c, state)
-        return steps.finish(c, state).model_dump()
+            state = loop.force(c, state)
+        return loop.finish(c, state).model_dump()
 
     def start_query(self, world_id: str, query_id: str) -> str:
         """A research query runs here, to the end, in the order engram-query runs it; an async one is recorded."""
@@ -65,12 +65,12 @@ class InProcessWorkflows(RecordingWorkflows):
 def run_research(clients: Any, world_id: str, query_id: str) -> dict[str, Any]:
     """What engram-query does for a research query: Init, Plan, (Gather, Evaluate)+ while the completeness
     check asks for more and rounds remain, Synthesize, Finish."""
-    from engram.query import research, steps
+    from engram.query import loop, research
 
     state = research.evaluate(clients, research.gather(clients, research.plan(
-        clients, steps.init(clients, steps.LoopState(world_id=world_id, query_id=query_id)))))
+        clients, loop.init(clients, loop.LoopState(world_id=world_id, query_id=query_id)))))
     while state.outcome == "incomplete" and state.remaining_iterations > 0:
         state = research.evaluate(clients, research.gather(clients, state))
     state = research.synthesize(clients, state)
-    finished = steps.finish(clients, steps.LoopState(world_id=world_id, query_id=query_id, iteration=state.iteration))
+    finished = loop.finish(clients, loop.LoopState(world_id=world_id, query_id=query_id, iteration=state.iteration))
     return finished.model_dump()

@@ -220,5 +220,5 @@ def test_the_layer_is_built_without_docker_by_pip_for_arm64_python_3_12_from_the
     assert pip[pip.index("--python-version") + 1] == "3.12"
     assert pip[pip.index("-r") + 1] == str(LAYER_REQUIREMENTS)
     packaged = tmp_path / "python" / "engram"
-    assert (packaged / "migrations" / "0001_schema.sql").exists() and (packaged / "service.py").exists()
+    assert (packaged / "migrations" / "0001_schema.sql").exists() and (packaged / "app" / "compose.py").exists()
     assert not (packaged / "local").exists()  # the embedded stack never ships to Lambda

@@ -27,7 +27,7 @@ class RecordingTransport:
 
 @pytest.fixture
 def settings(pg_server: object) -> Settings:
-    from engram.local.database import ensure_database
+    from engram.adapters.postgres.embedded import ensure_database
 
     url = ensure_database(pg_server, f"schema_{os.getpid()}")
     return Settings(database_url=url, embedding_dim=384)  # type: ignore[call-arg]

@@ -16,7 +16,7 @@ import pytest
 import respx
 from respx.mocks import HTTPXMocker
 
-from engram.adapters.anthropic_llm import (
+from engram.adapters.anthropic import (
     AnswerTool,
     AnthropicLLM,
     RequestInfoTool,
@@ -25,6 +25,7 @@ from engram.adapters.anthropic_llm import (
 )
 from engram.config import DEFAULT_HEURISTICS, Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
+from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
@@ -38,7 +39,6 @@ from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
 from engram.prompts import research as research_prompt
 from engram.prompts import summary as summary_prompt
-from engram.query.context import QueryContext
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram.config import get_settings
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration
@@ -31,9 +31,9 @@ def test_events_are_accepted_with_scores_and_a_query_is_answered_with_sources(ap
     assert accepted.status_code == 202, accepted.text
     body = accepted.json()
     assert body["accepted"] == 1 and body["events"][0]["importance"] == pytest.approx(0.6)
-    from engram.extraction import extract_events, index_pending
-    from engram.resolution import resolve_events
-    from engram.service import get_clients
+    from engram.app.compose import get_clients
+    from engram.enrichment.extract import extract_events, index_pending
+    from engram.enrichment.resolve import resolve_events
 
     c = get_clients()
     resolve_events(c, "wa", ["a1"])

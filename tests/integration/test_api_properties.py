@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
-from engram.ingest import ingest_events
+from engram.enrichment.ingest import ingest_events
 from engram.local.server import build_app
 from engram.model.events import IngestRequest
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration

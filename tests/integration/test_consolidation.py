@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from engram.consolidation import Plan, consolidate_scope, finish_run, plan
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.consolidation.run import Plan, consolidate_scope, finish_run, plan
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.common import utcnow
 from engram.model.events import IngestRequest
 from engram.model.memories import ConfidenceFactors, MemoryConflict, SemanticMemory
 from engram.model.queries import QueryRequest
 from engram.ports import KnownFact, LLMReply, WrittenSummary
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.workflows import InProcessWorkflows
 

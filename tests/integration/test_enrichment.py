@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

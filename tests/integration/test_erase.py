@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engram.adapters.postgres.erase import CLEARED_ELSEWHERE, KEPT, USER_TABLES
-from engram.erase import erase_user
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
+from engram.memory.erase import erase_user
 from engram.model.events import IngestRequest
 from engram.model.queries import QueryRequest
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.fakes.workflows import InProcessWorkflows
 
 pytestmark = pytest.mark.integration

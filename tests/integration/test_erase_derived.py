@@ -13,17 +13,17 @@ from typing import Any
 import httpx
 import pytest
 
-from engram.adapters.offline_llm import OfflineLLM
-from engram.erase import erase_user
-from engram.extraction import extract_events, index_pending
+from engram.adapters.offline.llm import OfflineLLM
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.resolve import resolve_events
+from engram.memory.erase import erase_user
 from engram.model.entities import EntitySighting
 from engram.model.memories import OntologyPredicate
 from engram.model.queries import QueryRequest
 from engram.ports import ExtractedTriple, ExtractionResult, LLMReply, Reference, WindowEvent
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.asgi import api_client
 from tests.erasure import consolidate, index_hits, ingest, naming, routes_text, rows_naming
 

@@ -17,15 +17,15 @@ import httpx
 import psycopg
 import pytest
 
-from engram.consolidation import consolidate_scope, finish_run, plan
-from engram.erase import erase_user
+from engram.consolidation.run import consolidate_scope, finish_run, plan
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.resolve import resolve_events
 from engram.errors import NotFound
-from engram.extraction import extract_events, index_pending
+from engram.memory.erase import erase_user
 from engram.model.queries import QueryRequest
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.asgi import api_client
 from tests.erasure import EraseMidway, consolidate, index_hits, ingest, naming, routes_text, rows_naming
 from tests.fakes.workflows import InProcessWorkflows, RecordingWorkflows

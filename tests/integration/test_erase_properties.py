@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram import lifecycle
-from engram.erase import erase_user
-from engram.extraction import extract_events, index_pending
-from engram.portability import export_page
-from engram.resolution import resolve_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.resolve import resolve_events
+from engram.memory import lifecycle
+from engram.memory.erase import erase_user
+from engram.memory.portability import export_page
+from engram.ports.clients import Clients
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.erasure import EraseMidway, as_json, consolidate, index_hits, ingest, naming, rows_naming
 
 pytestmark = pytest.mark.integration

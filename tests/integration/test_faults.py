@@ -21,12 +21,12 @@ import pytest
 from osmem_server import OsmemServer
 
 from engram.adapters.opensearch_index import OpenSearchIndex
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.errors import TransientStoreError
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
 from engram.model.events import IngestRequest
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 from tests.db_faults import drop_connection_during
 

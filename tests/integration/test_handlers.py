@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from engram.app.compose import set_clients
 from engram.local.server import LambdaContext
-from engram.service import Clients, set_clients
+from engram.ports.clients import Clients
 from tests.events import load_event
 from tests.fakes.workflows import InProcessWorkflows
 
@@ -36,8 +37,8 @@ def _call(function: str, event: dict[str, object]) -> tuple[int, dict[str, objec
 def test_ingest_accepts_the_sample_batch_and_api_answers_the_sample_question_from_it(installed: Clients) -> None:
     status, body = _call("ingest", load_event("api/post_events.json"))
     assert status == 202 and body["accepted"] == 1
-    from engram.extraction import extract_events, index_pending
-    from engram.resolution import resolve_events
+    from engram.enrichment.extract import extract_events, index_pending
+    from engram.enrichment.resolve import resolve_events
 
     resolve_events(installed, "demo", ["sample-1"])
     extract_events(installed, "demo", ["sample-1"])

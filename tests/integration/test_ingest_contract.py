@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from engram.consolidation import plan
-from engram.ingest import ingest_events, sweep_stalled
+from engram.consolidation.run import plan
+from engram.enrichment.ingest import ingest_events, sweep_stalled
 from engram.model.events import IngestRequest, StoredEvent
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.fakes.workflows import RecordingWorkflows
 
 pytestmark = pytest.mark.integration

@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from engram.extraction import extract_events
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events
+from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.model.insights import InflectionAssessment, Intervention
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 from tests.fakes.llm import ScriptedLLM
 

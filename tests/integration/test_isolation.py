@@ -23,17 +23,17 @@ import pytest
 from psycopg import sql
 
 from engram.adapters.embedders import HashEmbedder
-from engram.adapters.offline_llm import OfflineLLM
+from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.postgres.migrations import world_tables
 from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.config import Settings, get_settings
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.resolve import resolve_events
 from engram.errors import CapabilityRejected
-from engram.extraction import extract_events, index_pending
+from engram.model.context import QueryContext
 from engram.model.queries import InfoRequest, NeedsMoreInfo
+from engram.ports.clients import Clients
 from engram.query import capabilities
-from engram.query.context import QueryContext
-from engram.resolution import resolve_events
-from engram.service import Clients
 from tests.asgi import api_client
 from tests.conftest import TEST_EMBEDDING_DIM
 from tests.fakes.llm import ScriptedLLM

@@ -8,22 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from engram.adapters.factory import build_index
 from engram.adapters.opensearch_index import OpenSearchIndex
 from engram.adapters.postgres.base import PostgresBase
 from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.adapters.tantivy_index import TantivyIndex
+from engram.app.factory import build_index
 from engram.config import Settings
-from engram.erase import erase_user
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.errors import ConfigurationError
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.memory.erase import erase_user
+from engram.memory.reindex import rebuild_index
 from engram.model.events import IngestRequest
 from engram.model.search import IndexDocument
 from engram.ports import KeywordIndex
-from engram.reindex import rebuild_index
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 pytestmark = pytest.mark.integration
 

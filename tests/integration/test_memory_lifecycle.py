@@ -17,14 +17,14 @@ import httpx2
 import psycopg
 import pytest
 
-from engram.adapters.anthropic_llm import AnthropicLLM
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.adapters.anthropic import AnthropicLLM
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events, user_entity
 from engram.model.events import IngestRequest
 from engram.model.memories import ConfidenceFactors, OntologyPredicate, SemanticMemory
 from engram.ports import KnownFact
-from engram.resolution import resolve_events, user_entity
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 from tests.fakes.llm import ScriptedLLM
 

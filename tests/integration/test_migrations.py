@@ -54,7 +54,7 @@ def test_a_different_embedding_dimension_is_refused_with_a_clear_error(pg_url: s
 
 def test_mentions_stored_before_migration_0018_get_opaque_ids_and_new_ones_do_too(
         pg_server: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engram.local.database import ensure_database
+    from engram.adapters.postgres.embedded import ensure_database
 
     url = ensure_database(pg_server, f"mentions_{os.getpid()}")
     with monkeypatch.context() as before:

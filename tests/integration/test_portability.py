@@ -16,17 +16,17 @@ import pytest
 
 from engram.adapters.postgres.portability import USER_FILTERS
 from engram.config import Settings
-from engram.consolidation import consolidate_scope, finish_run, plan
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.consolidation.run import consolidate_scope, finish_run, plan
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
+from engram.memory.portability import export_page, import_document, merge_pages
 from engram.model.events import IngestRequest
 from engram.model.portability import KINDS, NOT_EXPORTED, RECORD_KINDS
 from engram.model.queries import QueryRequest
-from engram.portability import export_page, import_document, merge_pages
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from engram.service import Clients
 from tests.asgi import api_client
 from tests.conftest import TEST_EMBEDDING_DIM
 from tests.fakes.workflows import InProcessWorkflows
@@ -85,12 +85,12 @@ def source(clients: Clients) -> Clients:
 def fresh(pg_server: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clients]:
     """A second embedded stack: its own database (migrated, empty) and its own keyword index."""
     from engram.adapters.embedders import HashEmbedder
-    from engram.adapters.offline_llm import OfflineLLM
+    from engram.adapters.offline.llm import OfflineLLM
+    from engram.adapters.postgres.embedded import ensure_database
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
     from engram.adapters.tantivy_index import TantivyIndex
     from engram.config import Settings
-    from engram.local.database import ensure_database
 
     url = ensure_database(pg_server, f"fresh_{os.getpid()}")
     apply_migrations(url, TEST_EMBEDDING_DIM)

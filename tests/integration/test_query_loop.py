@@ -6,29 +6,29 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.errors import CapabilityRejected
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.model.context import QueryContext
 from engram.model.queries import InfoRequest, QueryConfig, QueryRequest
-from engram.query import capabilities, steps
-from engram.query.context import QueryContext
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
+from engram.query import capabilities, loop
+from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from engram.service import Clients
 
 pytestmark = pytest.mark.integration
 
 
-def _drive(clients: Clients, world_id: str, query_id: str) -> steps.FinalState:
+def _drive(clients: Clients, world_id: str, query_id: str) -> loop.FinalState:
     """What engram-query does: Init, Ask, (Fulfil, Ask)*, Force when out of requests, Finish."""
-    state = steps.ask(clients, steps.init(clients, steps.LoopState(world_id=world_id, query_id=query_id)))
+    state = loop.ask(clients, loop.init(clients, loop.LoopState(world_id=world_id, query_id=query_id)))
     while state.outcome == "needs_more_info":
         if state.remaining_info_requests <= 0:
-            state = steps.force(clients, state)
+            state = loop.force(clients, state)
             break
-        state = steps.ask(clients, steps.fulfil(clients, state))
-    return steps.finish(clients, state)
+        state = loop.ask(clients, loop.fulfil(clients, state))
+    return loop.finish(clients, state)
 
 
 @pytest.fixture(scope="module")
@@ -85,21 +85,21 @@ def test_an_unanswerable_question_asks_for_more_then_is_forced_and_admits_it(cli
 def test_the_first_context_holds_entities_as_summaries_and_expanding_one_brings_its_full_record(
         clients: Clients, world: str) -> None:
     query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana live?"))
-    state = steps.init(clients, steps.LoopState(world_id=world, query_id=query.query_id))
+    state = loop.init(clients, loop.LoopState(world_id=world, query_id=query.query_id))
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     dana = clients.store.find_entity_by_name(world, "dana")
     assert dana is not None and dana.entity_id in context.summary_entity_ids()
     assert context.stats().entity_summaries >= 1 and context.stats().full_entities == 0
 
-    state = steps.ask(clients, state)  # the offline model: Dana is named and only a summary, so expand her first
+    state = loop.ask(clients, state)  # the offline model: Dana is named and only a summary, so expand her first
     assert state.outcome == "needs_more_info"
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     assert [(r.capability, r.params) for r in context.pending_requests] == [
         ("expand_entity", {"entity_id": dana.entity_id})]
-    state = steps.ask(clients, steps.fulfil(clients, state))
-    final = steps.finish(clients, state)
+    state = loop.ask(clients, loop.fulfil(clients, state))
+    final = loop.finish(clients, state)
 
     context = clients.store.load_context(world, query.query_id)
     answered = clients.store.get_query(world, query.query_id)
@@ -114,8 +114,8 @@ def test_the_first_context_holds_entities_as_summaries_and_expanding_one_brings_
 
 
 def test_merge_upgrades_a_summary_to_its_record_once_and_keeps_other_items_unique() -> None:
+    from engram.model.context import QueryContext
     from engram.model.queries import ContextItem
-    from engram.query.context import QueryContext
 
     context = QueryContext(query_id="x", world_id="w", question="?")
     summary = ContextItem(kind="entity", id="e1", text="Dana (person)", full=False, name="Dana", score=0.5)
@@ -134,9 +134,9 @@ def test_merge_upgrades_a_summary_to_its_record_once_and_keeps_other_items_uniqu
 
 def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> None:
     from engram.config import DEFAULT_HEURISTICS
+    from engram.model.context import QueryContext
     from engram.model.queries import ContextItem
     from engram.query import budget
-    from engram.query.context import QueryContext
 
     h = DEFAULT_HEURISTICS.model_copy(update={"context_token_budget": 80, "context_keep_at_least": 3,
                                               "context_summary_body_chars": 100})
@@ -152,7 +152,7 @@ def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> No
 # ---------------------------------------------------------------- capabilities, constrained to the context
 def _offer(clients: Clients, world: str) -> tuple[QueryContext, capabilities.Offer]:
     query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana work?"))
-    steps.init(clients, steps.LoopState(world_id=world, query_id=query.query_id))
+    loop.init(clients, loop.LoopState(world_id=world, query_id=query.query_id))
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     return context, capabilities.offer(context)

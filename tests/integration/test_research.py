@@ -11,15 +11,15 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
 from engram.model.queries import QueryConfig, QueryRequest, WorldQuery
 from engram.model.research import PlannedSubQuestion, ResearchEvaluation, ResearchPlan
-from engram.query import research, steps
-from engram.query.service import submit_query
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.ports.clients import Clients
+from engram.query import loop, research
+from engram.query.submit import submit_query
 from tests.asgi import api_client
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.workflows import run_research
@@ -141,7 +141,7 @@ def test_a_request_naming_an_id_the_context_does_not_hold_is_skipped_not_fatal(c
 
 def test_each_research_step_is_idempotent_on_its_iteration(clients: Clients, world: str) -> None:
     query = submit_query(clients, WORLD, QueryRequest(user_id="dana", question=QUESTION, mode="research"))
-    planned = research.plan(clients, steps.init(clients, steps.LoopState(world_id=WORLD, query_id=query.query_id)))
+    planned = research.plan(clients, loop.init(clients, loop.LoopState(world_id=WORLD, query_id=query.query_id)))
     gathered = research.gather(clients, planned)
     again = research.gather(clients, planned)  # Express runs at least once: a replay changes nothing
     assert again == gathered

@@ -12,20 +12,20 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from engram.adapters.factory import build_domain
-from engram.adapters.offline_llm import OfflineLLM
+from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.postgres.domain import PostgresDomainDatabase
+from engram.app.factory import build_domain
 from engram.config import Settings
+from engram.enrichment.extract import extract_events
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events, settle_disambiguation
 from engram.errors import ConfigurationError, Conflict, NotFound
-from engram.extraction import extract_events
-from engram.graph import entity_detail, find_entities, find_paths
-from engram.ingest import ingest_events
+from engram.memory.graph import entity_detail, find_entities, find_paths
 from engram.model.entities import DomainSource, EntityAlias, EntitySighting, RecordedMention, SettleRequest
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
 from engram.ports import Coreference, ExtractionResult, LLMReply, Reference, WindowEvent
-from engram.resolution import resolve_events, settle_disambiguation
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.integration
@@ -269,7 +269,7 @@ ALLOWED = "customers(customer_id, full_name); suppliers(id, name)"
 @pytest.fixture(scope="module")
 def domain_url(pg_server: object) -> str:
     """A second database on the same server: the worlds' customers, and a table no world may read."""
-    from engram.local.database import ensure_database
+    from engram.adapters.postgres.embedded import ensure_database
 
     url = ensure_database(pg_server, f"domain_{os.getpid()}")
     with psycopg.connect(url, autocommit=True) as conn:

@@ -9,17 +9,17 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.common import new_id
 from engram.model.entities import Relationship
 from engram.model.events import IngestRequest
 from engram.model.web import WebResult
-from engram.resolution import resolve_events
+from engram.ports.clients import Clients
 from engram.retrieval import graph
 from engram.retrieval.conversation import conversation_context
 from engram.retrieval.search import search
-from engram.service import Clients
 
 pytestmark = pytest.mark.integration
 

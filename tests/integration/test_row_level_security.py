@@ -12,11 +12,11 @@ import pytest
 from psycopg import sql
 
 from engram.adapters.postgres.migrations import WORLD_POLICIES, secure_world_tables, world_tables
-from engram.extraction import extract_events, index_pending
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 pytestmark = pytest.mark.integration
 GHOST = "rls-ghost"  # a world no application call ever names: a copy of a row of every table lives there

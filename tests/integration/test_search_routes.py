@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from engram.extraction import extract_events, index_pending
-from engram.resolution import resolve_events
-from engram.service import Clients
+from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.resolve import resolve_events
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration

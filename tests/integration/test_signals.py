@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from engram.extraction import extract_events
-from engram.ingest import ingest_events
+from engram.enrichment.extract import extract_events
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events
+from engram.enrichment.signals import extract_signals
 from engram.model.events import IngestRequest
 from engram.model.signals import SignalCursor
-from engram.resolution import resolve_events
-from engram.service import Clients
-from engram.signals import extract_signals
+from engram.ports.clients import Clients
 from tests.asgi import api_client
 
 pytestmark = pytest.mark.integration

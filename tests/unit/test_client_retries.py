@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from engram.client import (
+from engram.sdk.client import (
     AsyncEngramClient,
     EngramClient,
     RateLimited,

@@ -7,9 +7,9 @@ from pydantic import ValidationError
 
 from engram.config import DEFAULT_HEURISTICS, Settings
 from engram.model.common import utcnow
+from engram.model.context import QueryContext
 from engram.model.events import IngestRequest
 from engram.model.queries import ContextItem, QueryConfig, WorldQuery
-from engram.query.context import QueryContext
 
 
 def test_a_world_override_changes_one_heuristic_and_keeps_the_rest() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from engram.adapters.offline_llm import OfflineLLM
+from engram.adapters.offline.coreference import CoreferenceRules, Link, link_reference, relation_name
+from engram.adapters.offline.llm import OfflineLLM
 from engram.model.entities import EntitySighting
 from engram.ports import Reference, WindowEvent
-from engram.rules.coreference import CoreferenceRules, Link, link_reference, relation_name
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 RULES = CoreferenceRules(relation=0.9, unique=0.8, recent=0.6, max_distance_events=3)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from engram.errors import InvalidInput
-from engram.portability import (
+from engram.memory.portability import (
     InvalidExport,
     UnsupportedExport,
     decode_vector,
@@ -75,7 +75,7 @@ def test_a_document_splits_into_parts_that_are_documents_in_order() -> None:
 
 
 def test_a_cursor_not_made_by_an_export_is_refused() -> None:
-    from engram.portability import _decode_cursor
+    from engram.memory.portability import _decode_cursor
 
     with pytest.raises(InvalidInput):
         _decode_cursor("bm9wZQ")

@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.adapters.offline_llm import OfflineLLM
+from engram.adapters.offline.llm import OfflineLLM
 from engram.config import DEFAULT_HEURISTICS as H
 from engram.config import Heuristics
+from engram.enrichment.signals import event_signals
 from engram.model.events import StoredEvent
 from engram.model.insights import InflectionAssessment, Intervention
 from engram.model.signals import Signal
@@ -26,7 +27,6 @@ from engram.rules.insights import (
     is_complex_question,
     mentions,
 )
-from engram.signals import event_signals
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engram.adapters.offline.statements import SELF, statements
 from engram.model.memories import ConfidenceFactors
 from engram.rules.confidence import explain, initial_factors, reinforced, stored_confidence
 from engram.rules.conflicts import Side, decide
 from engram.rules.grounding import date_mentions, ground, without_dates
-from engram.rules.statements import SELF, statements
 
 CAP, GAIN = 0.95, 0.3
 WEIGHTS = {"user": 1.0, "reported": 0.9, "domain": 1.0}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
 from engram.model.queries import ContextItem
 from engram.ports import Reference, WindowEvent
 from engram.prompts import answer, extraction, summary
-from engram.query.context import QueryContext
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

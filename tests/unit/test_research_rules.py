@@ -3,13 +3,13 @@ thinning at the 40k / 60k / 80k token budgets."""
 
 from __future__ import annotations
 
-from engram.adapters.offline_llm import OfflineLLM
+from engram.adapters.offline.llm import OfflineLLM
+from engram.adapters.offline.research import clauses
 from engram.config import DEFAULT_HEURISTICS
+from engram.model.context import QueryContext
 from engram.model.queries import ContextItem, InfoRequest
 from engram.model.research import EvidenceConflict, SubQuestion
 from engram.query.budget import thin_research
-from engram.query.context import QueryContext
-from engram.rules.research import clauses
 
 H = DEFAULT_HEURISTICS
 LLM = OfflineLLM()

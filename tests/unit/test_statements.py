@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.rules.statements import SELF, Statement, statements
+from engram.adapters.offline.statements import SELF, Statement, statements
 
 
 def triples(text: str) -> list[tuple[str, str, str]]:

@@ -10,8 +10,8 @@ import httpx
 import pytest
 import respx
 
-from engram.adapters.factory import build_web_search
 from engram.adapters.web_search import DUCKDUCKGO_URL, DuckDuckGoInstantAnswer
+from engram.app.factory import build_web_search
 from engram.config import Heuristics, Settings
 from engram.rules.web_trigger import needs_web_search
 

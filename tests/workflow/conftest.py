@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from engram.app.compose import set_clients
 from engram.local.runtime import LocalWorkflowRuntime
 from engram.ports import LLM
-from engram.service import Clients, set_clients
+from engram.ports.clients import Clients
 from tests.workflow.executions import Executions
 
 

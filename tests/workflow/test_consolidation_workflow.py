@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from engram.ingest import ingest_events
+from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.ports import LLM
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.fakes.llm import ScriptedLLM
 from tests.workflow.executions import Executions
 

@@ -13,12 +13,12 @@ import pytest
 from osmem_server import OsmemServer
 
 from engram.adapters.opensearch_index import OpenSearchIndex
-from engram.ingest import ingest_events, sweep_stalled
+from engram.enrichment.ingest import ingest_events, sweep_stalled
+from engram.enrichment.resolve import user_entity
 from engram.model.common import utcnow
 from engram.model.events import IngestRequest
 from engram.ports import LLM, KeywordIndex
-from engram.resolution import user_entity
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.db_faults import drop_connection_during
 from tests.fakes.llm import ScriptedLLM
 from tests.workflow.executions import Executions

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.ingest import ingest_events
+from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.ports import LLM
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.fakes.llm import ScriptedLLM
 from tests.workflow.executions import Executions
 

@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.adapters.offline_llm import OfflineLLM
-from engram.erase import erase_user
-from engram.extraction import index_pending
-from engram.ingest import ingest_events
+from engram.adapters.offline.llm import OfflineLLM
+from engram.enrichment.extract import index_pending
+from engram.enrichment.ingest import ingest_events
+from engram.memory.erase import erase_user
 from engram.model.entities import EntitySighting
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ExtractionResult, LLMReply, Reference, WindowEvent
-from engram.service import Clients
+from engram.ports.clients import Clients
 from tests.erasure import index_hits, rows_naming
 from tests.workflow.executions import Executions
 

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.ingest import ingest_events
+from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.model.queries import Answer, InfoRequest, NeedsMoreInfo, QueryConfig, QueryRequest, Source, WorldQuery
 from engram.ports import LLM
-from engram.query.service import submit_query
-from engram.service import Clients
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from infra.constructs.workflows import RETRY_ATTEMPTS
 from tests.fakes.llm import ScriptedLLM
 from tests.workflow.executions import Executions

@@ -12,13 +12,13 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from engram.ingest import ingest_events
+from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.model.queries import Answer, QueryConfig, QueryRequest, WorldQuery
 from engram.model.research import PlannedSubQuestion, ResearchEvaluation
 from engram.ports import LLM
-from engram.query.service import submit_query
-from engram.service import Clients
+from engram.ports.clients import Clients
+from engram.query.submit import submit_query
 from tests.fakes.llm import ScriptedLLM
 from tests.workflow.executions import Executions
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from engram.ingest import THROTTLED, ingest_events, sweep_orphaned
+from engram.enrichment.ingest import THROTTLED, ingest_events, sweep_orphaned
 from engram.local.runtime import LocalWorkflowRuntime
 from engram.model.common import utcnow
 from engram.model.events import IngestRequest
-from engram.service import Clients
+from engram.ports.clients import Clients
 from infra.constructs.workflows import ENRICHMENT_THROTTLE_ATTEMPTS
 from tests.workflow.executions import Executions
 

@@ -27,7 +27,7 @@ import numpy as np
 from engram.bench.progress import ConsoleProgress, Progress
 from engram.config import Settings
 from engram.model.search import IndexDocument
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 WORLD = "bench-latency"
 DIM = 384
@@ -79,12 +79,12 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
            progress: Progress | None = None, measure_minilm: bool = True, timed: int = QUERIES) -> LatencyResult:
     """`run` in a data directory of the caller's (a world already loaded there is reused)."""
     from engram.adapters.embedders import HashEmbedder
-    from engram.adapters.offline_llm import OfflineLLM
+    from engram.adapters.offline.llm import OfflineLLM
+    from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
     from engram.adapters.tantivy_index import TantivyIndex
     from engram.bench.stack import InlineWorkflows
-    from engram.local.database import ensure_database, start_embedded_postgres
     from engram.retrieval.search import search
 
     progress = progress or ConsoleProgress()

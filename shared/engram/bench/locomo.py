@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.model.events import IngestRequest
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -101,7 +101,7 @@ def world_of(conversation: Conversation) -> str:
 def ingest_conversation(clients: Clients, conv: Conversation, advance: Callable[[int], None] | None = None) -> None:
     """Every turn through the real pipeline, session by session (batches of at most 100), then one
     consolidation run as the schedule would start it. `advance(n)` hears of each batch's n turns."""
-    from engram.ingest import ingest_events
+    from engram.enrichment.ingest import ingest_events
 
     world = world_of(conv)
     by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)

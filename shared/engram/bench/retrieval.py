@@ -34,7 +34,7 @@ from engram.bench.locomo import CATEGORIES, Conversation, ingest_conversation, l
 from engram.bench.progress import ConsoleProgress, Progress
 from engram.config import DEFAULT_HEURISTICS
 from engram.model.search import SearchHit
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 HELD_OUT = ("conv-42", "conv-43")  # never looked at while tuning: reported apart
 DEPTH = 20  # events scored per question and system (the deepest cutoff)

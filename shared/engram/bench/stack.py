@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.config import Settings
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 
 class InlineWorkflows:
@@ -20,8 +20,8 @@ class InlineWorkflows:
         self.clients: Clients | None = None
 
     def start_enrichment(self, world_id: str, event_ids: Sequence[str], enrichment_id: str) -> str:
-        from engram.extraction import extract_events, index_pending
-        from engram.resolution import resolve_events
+        from engram.enrichment.extract import extract_events, index_pending
+        from engram.enrichment.resolve import resolve_events
 
         assert self.clients is not None
         resolve_events(self.clients, world_id, event_ids)
@@ -36,13 +36,13 @@ class InlineWorkflows:
         raise NotImplementedError("benchmarks search; they do not run the query loop")
 
     def start_consolidation(self, world_id: str | None) -> str:
-        from engram.consolidation import consolidate_scope, finish_run, plan
+        from engram.consolidation.run import consolidate_scope, finish_run, plan
 
         assert self.clients is not None
         run = plan(self.clients, world_id)
         results = [consolidate_scope(self.clients, scope) for scope in run.scopes]
         finish_run(self.clients, run.run_id, results)
-        from engram.extraction import index_pending
+        from engram.enrichment.extract import index_pending
 
         for world in {s.world_id for s in run.scopes}:
             index_pending(self.clients, world)
@@ -53,11 +53,11 @@ class InlineWorkflows:
 def embedded_clients(data_dir: Path, *, embedder: str = "minilm") -> Iterator[Clients]:
     """Clients over an embedded stack whose data lives in `data_dir` (kept when the block ends)."""
     from engram.adapters.embedders import build_embedder
-    from engram.adapters.offline_llm import OfflineLLM
+    from engram.adapters.offline.llm import OfflineLLM
+    from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
     from engram.adapters.tantivy_index import TantivyIndex
-    from engram.local.database import ensure_database, start_embedded_postgres
 
     settings = Settings(data_dir=data_dir, embedder=embedder, llm="offline")  # type: ignore[arg-type]
     vectors = build_embedder(settings)

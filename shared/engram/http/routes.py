@@ -9,11 +9,23 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
-from engram import graph, lifecycle
-from engram.erase import erase_user
+from engram.app.compose import get_clients
+from engram.enrichment.ingest import ingest_events, sweep_stalled
+from engram.enrichment.insights import conversation_insights, dismiss_intervention
+from engram.enrichment.resolve import pending_disambiguations, settle_disambiguation
+from engram.enrichment.signals import list_signals, set_assumption_status
 from engram.errors import NotFound
-from engram.ingest import ingest_events, sweep_stalled
-from engram.insights import conversation_insights, dismiss_intervention
+from engram.memory import graph, lifecycle
+from engram.memory.config import (
+    WorldConfigPatch,
+    WorldConfigView,
+    patch_config,
+    read_config,
+    replace_config,
+    reset_config,
+)
+from engram.memory.erase import erase_user
+from engram.memory.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
 from engram.model.entities import (
     CanonicalEntity,
     EntityDetail,
@@ -34,26 +46,14 @@ from engram.model.events import (
 )
 from engram.model.insights import ConversationInsights, Intervention
 from engram.model.memories import ConflictDetail, ConflictResolution
+from engram.model.overrides import WorldConfig
 from engram.model.portability import ImportResult
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
-from engram.overrides import WorldConfig
-from engram.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
-from engram.query import service as queries
-from engram.resolution import pending_disambiguations, settle_disambiguation
+from engram.query import submit as queries
 from engram.retrieval.search import find_similar
 from engram.retrieval.search import search as fused_search
-from engram.service import get_clients
-from engram.signals import list_signals, set_assumption_status
-from engram.world_config import (
-    WorldConfigPatch,
-    WorldConfigView,
-    patch_config,
-    read_config,
-    replace_config,
-    reset_config,
-)
 
 ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"

@@ -253,7 +253,7 @@ def _export(args: argparse.Namespace) -> int:
 
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from engram.portability import document_lines
+    from engram.memory.portability import document_lines
 
     path = f"/v1/worlds/{args.world}" + (f"/users/{args.user}" if args.user else "") + "/export"
     params: dict[str, Any] = {"vectors": str(not args.no_vectors).lower()}
@@ -297,7 +297,7 @@ def _import(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     from engram.errors import InvalidInput
-    from engram.portability import document_lines, document_parts, parse_document
+    from engram.memory.portability import document_lines, document_parts, parse_document
 
     lines = document_lines(args.file.read_text(encoding="utf-8"))
     try:
@@ -321,8 +321,8 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _reindex(args: argparse.Namespace) -> int:
-    from engram.adapters.factory import build_embedder, build_index, build_store
-    from engram.reindex import rebuild_index
+    from engram.app.factory import build_embedder, build_index, build_store
+    from engram.memory.reindex import rebuild_index
 
     settings = get_settings()
     store = build_store(settings, build_embedder(settings).dim)

@@ -13,11 +13,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from engram.client import DEFAULT_URL, ApiError, AsyncEngramClient
 from engram.model.entities import EntityDetail
 from engram.model.events import Erasure, EventIn, IngestResponse
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.sdk.client import DEFAULT_URL, ApiError, AsyncEngramClient
 
 INSTRUCTIONS = (
     "engram is your long-term memory. Call `remember` with what the user says (and what you answer) so it "

@@ -18,7 +18,7 @@ from types import SimpleNamespace, TracebackType
 from typing import Any
 
 from engram.adapters.stepfunctions import StepFunctionsWorkflows
-from engram.ingest import THROTTLED
+from engram.enrichment.ingest import THROTTLED
 from engram.local.cdk_template import ACCOUNT, REGION, REPO_ROOT, load_template, resolve
 from engram.local.server import LambdaContext
 

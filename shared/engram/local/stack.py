@@ -11,11 +11,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from engram.app.compose import build_clients, set_clients
 from engram.config import Settings
-from engram.ingest import resume_interrupted, sweep_orphaned
+from engram.enrichment.ingest import resume_interrupted, sweep_orphaned
 from engram.model.common import utcnow
 from engram.model.events import IngestRequest, IngestResponse, SweepResult
-from engram.service import Clients, build_clients, set_clients
+from engram.ports.clients import Clients
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_FILE = REPO_ROOT / "events" / "conversations" / "demo.json"
@@ -90,7 +91,7 @@ class LocalStack:
     def load_sample(self, path: Path = DEMO_FILE) -> IngestResponse | None:
         """Ingest a sample file ({"world_id", "events"}); explicit event ids make this a no-op the
         second time (every event is a duplicate and starts no enrichment)."""
-        from engram.ingest import ingest_events
+        from engram.enrichment.ingest import ingest_events
 
         if not path.exists() or self.clients is None:
             return None

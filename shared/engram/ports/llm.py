@@ -12,6 +12,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, Field, field_validator
 
 from engram.config import Heuristics
+from engram.model.context import QueryContext
 from engram.model.entities import (
     EntitySighting,
 )
@@ -22,7 +23,6 @@ from engram.model.memories import (
 from engram.model.queries import Answer, NeedsMoreInfo, QuestionSignal
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
-from engram.query.context import QueryContext
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Collection, Generator, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from engram.model.context import QueryContext
 from engram.model.entities import (
     CanonicalEntity,
     DomainSource,
@@ -31,7 +32,6 @@ from engram.model.portability import RecordKind
 from engram.model.queries import EntityDefinition, WorldQuery
 from engram.model.search import DocKind, IndexDocument, SemanticHit
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
-from engram.query.context import QueryContext
 
 
 class EventStore(Protocol):
@@ -357,7 +357,7 @@ class EraseStore(Protocol):
 
 
 class PortabilityStore(Protocol):
-    """Export and import (engram.portability): rows as records of the kinds in `engram.model.portability`."""
+    """Export and import (engram.memory.portability): rows as records of the kinds in `engram.model.portability`."""
 
     def schema_version(self) -> int:
         """The latest migration applied to the database."""

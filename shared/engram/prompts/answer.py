@@ -4,8 +4,8 @@ ids) is in the user message."""
 
 from __future__ import annotations
 
+from engram.model.context import QueryContext
 from engram.query import capabilities
-from engram.query.context import QueryContext
 
 CAPABILITIES = """Capabilities (request_info.info_requests[].capability, with params):
 - expand_entity {entity_id}: one entity's full record

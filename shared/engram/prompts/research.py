@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engram.model.context import QueryContext
 from engram.model.research import EvidenceConflict, SubQuestion
 from engram.prompts.answer import CAPABILITIES, render_context
 from engram.query import capabilities
-from engram.query.context import QueryContext
 
 _CAPABILITIES = "Capabilities (each request: capability, with params):\n" + CAPABILITIES.split("\n", 1)[1]
 

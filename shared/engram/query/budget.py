@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from engram.config import Heuristics
+from engram.model.context import QueryContext
 from engram.model.research import ResearchBudgets
-from engram.query.context import QueryContext
 
 
 def thin(context: QueryContext, h: Heuristics) -> list[str]:

@@ -15,14 +15,14 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from engram.errors import CapabilityRejected
-from engram.graph import find_entities, find_paths
+from engram.memory.graph import find_entities, find_paths
+from engram.model.context import QueryContext
 from engram.model.entities import CanonicalEntity, Relationship
 from engram.model.memories import SemanticMemory
 from engram.model.queries import ContextItem, InfoRequest
 from engram.model.search import SearchHit
-from engram.query.context import QueryContext
+from engram.ports.clients import Clients
 from engram.retrieval.search import search
-from engram.service import Clients
 
 
 class _Params(BaseModel):

@@ -17,13 +17,13 @@ from pydantic import BaseModel
 
 from engram.config import Heuristics
 from engram.errors import CapabilityRejected
+from engram.model.context import QueryContext
 from engram.model.memories import SemanticMemory
 from engram.model.queries import Answer, Source, WorldQuery
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchReport, SubQuestion
+from engram.ports.clients import Clients
 from engram.query import budget, capabilities
-from engram.query.context import QueryContext
-from engram.query.steps import LoopState, _done, _grounded, _load, _model_wait, _record_usage, _traced
-from engram.service import Clients
+from engram.query.loop import LoopState, _done, _grounded, _load, _model_wait, _record_usage, _traced
 
 ResearchOutcome = Literal["planned", "gathered", "incomplete", "complete", "answer"]
 

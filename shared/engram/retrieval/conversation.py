@@ -19,10 +19,10 @@ from datetime import datetime
 
 from engram.model.events import StoredEvent
 from engram.model.web import WebResult
+from engram.ports.clients import Clients
 from engram.retrieval.embedding_cache import query_vector
 from engram.rules.timefmt import relative_time
 from engram.rules.web_trigger import needs_web_search
-from engram.service import Clients
 
 HEADER = "Here's some relevant context from our previous conversations:"
 WEB_HEADER = "Current information from the web:"

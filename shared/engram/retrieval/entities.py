@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from engram.config import Heuristics
 from engram.model.search import QueryEntity
+from engram.ports.clients import Clients
 from engram.rules.mentions import detect_mentions
-from engram.service import Clients
 
 
 def question_entities(clients: Clients, world_id: str, query: str, user_id: str | None,

@@ -15,7 +15,7 @@ from typing import Any
 from engram.config import Heuristics
 from engram.model.entities import Relationship
 from engram.model.search import DocKind, SemanticHit
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 
 def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heuristics, *,

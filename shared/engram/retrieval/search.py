@@ -27,6 +27,7 @@ from engram.model.search import (
     Suggestion,
 )
 from engram.observability import logger
+from engram.ports.clients import Clients
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
@@ -36,7 +37,6 @@ from engram.rules.dates import time_windows, without_dates
 from engram.rules.keyword_query import has_syntax, keyword_terms
 from engram.rules.relevance import rrf
 from engram.rules.text import STOPWORDS
-from engram.service import Clients
 
 SEARCHABLE: tuple[DocKind, ...] = ("event", "episodic", "semantic", "summary", "procedural", "entity")
 _BRAINS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engram-brain")  # shared by concurrent searches

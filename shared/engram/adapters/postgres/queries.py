@@ -8,9 +8,9 @@ from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase
 from engram.adapters.postgres.evidence import erased_after, existing
+from engram.model.context import QueryContext
 from engram.model.memories import MemoryConflict
 from engram.model.queries import EntityDefinition, WorldQuery
-from engram.query.context import QueryContext
 
 _COLUMNS = ("world_id, query_id, user_id, question, conversation_id, config, status, info_requests_used, answer, "
             "trace, model, model_calls, input_tokens, output_tokens, signals, error, created_at, completed_at, mode, "

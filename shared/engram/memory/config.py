@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engram.config import Heuristics
 from engram.errors import InvalidInput
-from engram.overrides import WorldConfig, world_overrides
-from engram.service import Clients
+from engram.model.overrides import WorldConfig, world_overrides
+from engram.ports.clients import Clients
 
 
 class WorldConfigView(BaseModel):

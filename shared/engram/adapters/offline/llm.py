@@ -9,7 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engram.adapters.offline.coreference import CoreferenceRules, link_reference
+from engram.adapters.offline.research import clauses, coverage
+from engram.adapters.offline.statements import SELF, statements
 from engram.config import DEFAULT_HEURISTICS, Heuristics
+from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
@@ -29,15 +33,11 @@ from engram.ports import (
     WindowEvent,
     WrittenSummary,
 )
-from engram.query.context import QueryContext
-from engram.rules.coreference import CoreferenceRules, link_reference
 from engram.rules.grounding import ground
 from engram.rules.insights import assess_inflection
 from engram.rules.ontology import PredicateMap
 from engram.rules.patterns import restates
-from engram.rules.research import clauses, coverage
 from engram.rules.signals import classify_signals
-from engram.rules.statements import SELF, statements
 from engram.rules.text import content_terms
 
 NAME = "offline-heuristic"
@@ -80,7 +80,7 @@ class OfflineLLM:
                 ))
         when = {e.event_id: e.occurred_at for e in events}
         coreferences = []
-        for ref in references:  # the rules of engram.rules.coreference: no model call
+        for ref in references:  # the rules of engram.adapters.offline.coreference: no model call
             if ref.event_id not in when:
                 continue
             link = link_reference(ref.text, ref.kind, ref.event_id, ref.start, when[ref.event_id],

@@ -10,8 +10,17 @@ from datetime import datetime
 from typing import Any
 
 from engram.config import Heuristics
+from engram.enrichment.insights import update_insights
+from engram.enrichment.resolve import (
+    ResolutionScope,
+    coreference_task,
+    link_references,
+    resolve_name,
+    user_entity,
+    window_events,
+)
+from engram.enrichment.signals import extract_signals
 from engram.errors import ExtractionRejected
-from engram.insights import update_insights
 from engram.model.common import new_id, utcnow
 from engram.model.entities import EntityAlias, RecordedMention, Relationship
 from engram.model.events import StoredEvent
@@ -27,21 +36,12 @@ from engram.model.memories import (
 from engram.model.search import IndexDocument
 from engram.observability import logger
 from engram.ports import ExtractedTriple, KnownFact, Usage
-from engram.resolution import (
-    ResolutionScope,
-    coreference_task,
-    link_references,
-    resolve_name,
-    user_entity,
-    window_events,
-)
+from engram.ports.clients import Clients
 from engram.rules.classify import EXTRACTABLE, classify
 from engram.rules.confidence import initial_factors, reinforced, stored_confidence
 from engram.rules.conflicts import Side, decide
 from engram.rules.mentions import PRONOUNS
 from engram.rules.utterance import in_context, utterance
-from engram.service import Clients
-from engram.signals import extract_signals
 
 
 def _stable_id(prefix: str, *parts: str) -> str:

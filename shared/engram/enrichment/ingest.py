@@ -21,9 +21,9 @@ from engram.model.events import (
     SweepResult,
 )
 from engram.observability import logger
+from engram.ports.clients import Clients
 from engram.rules.scoring import importance
 from engram.rules.tags import tags_for
-from engram.service import Clients
 
 
 def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,

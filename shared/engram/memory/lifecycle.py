@@ -8,12 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from engram.config import Heuristics
+from engram.enrichment.extract import relate_fact
 from engram.errors import Conflict, InvalidInput, NotFound
-from engram.extraction import relate_fact
 from engram.model.common import utcnow
 from engram.model.memories import ConflictDetail, ConflictResolution, ExplainedFact, MemoryLayer, SemanticMemory
+from engram.ports.clients import Clients
 from engram.rules.confidence import explain
-from engram.service import Clients
 
 
 def explained(fact: SemanticMemory, h: Heuristics, now: datetime) -> ExplainedFact:

@@ -15,8 +15,8 @@ from engram.model.common import utcnow
 from engram.model.events import StoredEvent
 from engram.model.signals import AssumptionStatus, Signal
 from engram.observability import logger
+from engram.ports.clients import Clients
 from engram.rules.signals import SignalPlan, classify_signals, plan_signals, signal_key
-from engram.service import Clients
 
 # A cursor another extract step moved meanwhile is re-read and the conversation planned again;
 # past this many rounds the step fails as transient and the state machine retries it.

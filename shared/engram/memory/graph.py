@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engram.errors import NotFound
 from engram.model.entities import CanonicalEntity, EntityDetail, EntityPath, Relationship
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 
 def find_entities(clients: Clients, world_id: str, name: str | None, definition: str | None,

@@ -1,7 +1,7 @@
 """The engram Python client: sync (`EngramClient`) and async (`AsyncEngramClient`), typed with the same
 pydantic models the API validates with.
 
-    from engram.client import EngramClient
+    from engram.sdk.client import EngramClient
 
     with EngramClient("http://127.0.0.1:8000") as engram:          # or an AWS URL with token=<JWT>
         engram.add_events("demo", [{"user_id": "ana", "conversation_id": "c1", "role": "user",

@@ -28,6 +28,7 @@ from engram.model.common import Identifier, utcnow
 from engram.model.entities import DomainTables
 from engram.model.events import EventIn
 from engram.model.jsonvalues import storable
+from engram.model.overrides import WorldConfig
 from engram.model.portability import (
     FORMAT,
     FORMAT_VERSION,
@@ -40,8 +41,7 @@ from engram.model.portability import (
 )
 from engram.model.queries import QueryRequest
 from engram.observability import logger
-from engram.overrides import WorldConfig
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 MAX_ERRORS = 20  # validation errors reported per rejected document
 # An export page: a Lambda response is capped at 6 MB, and the body travels JSON-escaped inside it.
@@ -412,7 +412,7 @@ def _restored(kind: RecordKind, row: dict[str, Any], *, keep_vectors: bool) -> d
 def embed_missing(clients: Clients, world_id: str, ids_by_kind: dict[str, list[str]], *, batch: int = 256) -> int:
     """Vectors for imported rows that came without one (another embedder, or an export without vectors), made
     as enrichment and consolidation make them. Entities get theirs when the index step reads their document."""
-    from engram.extraction import _embed_events  # one definition of what an event's two vectors read
+    from engram.enrichment.extract import _embed_events  # one definition of what an event's two vectors read
 
     done = 0
     for name, ids in ids_by_kind.items():

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from engram.config import Heuristics
+from engram.enrichment.signals import event_signals
 from engram.errors import ExtractionRejected, LLMUnavailable, NotFound
 from engram.model.common import utcnow
 from engram.model.events import StoredEvent
@@ -21,14 +22,13 @@ from engram.model.insights import ConversationInsights, Inflection, InsightState
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
 from engram.observability import logger
 from engram.ports import WindowEvent
+from engram.ports.clients import Clients
 from engram.rules.insights import (
     detect_intervention,
     inflection_checkpoint,
     inflection_counts,
     intervention_due,
 )
-from engram.service import Clients
-from engram.signals import event_signals
 
 ASSUMPTION_STATUSES: tuple[AssumptionStatus, ...] = ("untested", "confirmed", "challenged", "refuted")
 

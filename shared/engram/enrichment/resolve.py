@@ -42,9 +42,9 @@ from engram.model.entities import (
 )
 from engram.model.events import StoredEvent
 from engram.ports import Coreference, Reference, WindowEvent
+from engram.ports.clients import Clients
 from engram.rules.mentions import alias_phrases, detect_mentions
 from engram.rules.ranking import CandidateEvidence, clear_winner, rank_candidates
-from engram.service import Clients
 
 
 class NameResolution(NamedTuple):

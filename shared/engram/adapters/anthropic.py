@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from engram.config import Heuristics, Settings
 from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, LLMUnavailable
+from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
@@ -38,7 +39,6 @@ from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
 from engram.prompts import research as research_prompt
 from engram.prompts import summary as summary_prompt
-from engram.query.context import QueryContext
 from engram.rules.ontology import PredicateMap
 
 M = TypeVar("M", bound=BaseModel)
@@ -290,7 +290,7 @@ def build_llm(settings: Settings) -> LLM:
     """The model named by `ENGRAM_LLM` (default: anthropic with a key, else offline)."""
     kind = settings.resolved_llm()
     if kind == "offline":
-        from engram.adapters.offline_llm import OfflineLLM
+        from engram.adapters.offline.llm import OfflineLLM
 
         return OfflineLLM()
     if kind == "anthropic":

@@ -7,7 +7,7 @@ from datetime import datetime
 from engram.errors import NotFound
 from engram.model.common import new_id, utcnow
 from engram.model.queries import QueryRequest, QueryResponse, WorldQuery
-from engram.service import Clients
+from engram.ports.clients import Clients
 
 
 def submit_query(clients: Clients, world_id: str, request: QueryRequest, *, now: datetime | None = None) -> WorldQuery:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engram.config import Heuristics
-from engram.extraction import _embed_events, index_pending, relate_fact
-from engram.ingest import _start_batches
+from engram.enrichment.extract import _embed_events, index_pending, relate_fact
+from engram.enrichment.ingest import _start_batches
 from engram.model.common import utcnow
 from engram.model.events import Erasure
 from engram.model.memories import ConfidenceFactors
 from engram.observability import logger
+from engram.ports.clients import Clients
 from engram.rules.confidence import reinforced, stored_confidence
-from engram.service import Clients
 
 
 def erase_user(clients: Clients, world_id: str, user_id: str) -> Erasure:

@@ -19,16 +19,16 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from engram.config import Heuristics
-from engram.extraction import index_pending
-from engram.ingest import sweep_stalled
-from engram.lifecycle import explained
+from engram.enrichment.extract import index_pending
+from engram.enrichment.ingest import sweep_stalled
+from engram.memory.lifecycle import explained
 from engram.model.common import new_id, utcnow
 from engram.model.memories import ConfidenceFactors, MemorySummary, ProceduralMemory, SemanticMemory
 from engram.ports import KnownFact
+from engram.ports.clients import Clients
 from engram.rules.confidence import confirmed, stored_confidence
 from engram.rules.conflicts import Side, decide
 from engram.rules.patterns import co_occurrences, pattern_confidence, recurring_facts
-from engram.service import Clients
 
 ScopeKind = Literal["conversation", "entity", "user", "world"]
 

@@ -19,8 +19,8 @@ def database_url(settings: Settings, embedding_dim: int) -> str:
         return settings.database_url
     if settings.database_secret_arn:
         return _url_from_secret(settings.database_secret_arn, settings.database_host)
+    from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
-    from engram.local.database import ensure_database, start_embedded_postgres
 
     url = ensure_database(start_embedded_postgres(settings.data_dir), "engram")
     apply_migrations(url, embedding_dim)
@@ -72,7 +72,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build_llm(settings: Settings) -> LLM:
-    from engram.adapters.anthropic_llm import build_llm as build
+    from engram.adapters.anthropic import build_llm as build
 
     if settings.anthropic_api_key_secret_arn and not settings.anthropic_api_key:
         # On AWS the key lives in Secrets Manager (never in the function's environment): read it once, at cold start.

@@ -14,13 +14,13 @@ from pydantic import BaseModel
 from engram.config import Heuristics
 from engram.errors import CapabilityRejected, NotFound
 from engram.model.common import utcnow
+from engram.model.context import QueryContext
 from engram.model.queries import Answer, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
 from engram.ports import Usage
+from engram.ports.clients import Clients
 from engram.query import budget, capabilities
-from engram.query.context import QueryContext
 from engram.retrieval.conversation import conversation_context
 from engram.retrieval.search import search
-from engram.service import Clients
 
 Outcome = Literal["answer", "needs_more_info", "invalid_request"]
 

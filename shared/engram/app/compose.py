@@ -1,0 +1,59 @@
+"""The composition root: builds the bundle of clients (`engram.ports.clients.Clients`) from settings, once
+per process.
+
+Handlers call `get_clients()`; tests build a `Clients` of their own (fakes or real parts)
+and install it with `set_clients()`.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from engram.config import Settings, get_settings
+from engram.ports import Workflows
+from engram.ports.clients import Clients
+
+_lock = threading.Lock()
+_clients: Clients | None = None
+
+
+def set_clients(clients: Clients | None) -> None:
+    global _clients
+    with _lock:
+        _clients = clients
+
+
+def get_clients() -> Clients:
+    """The process-wide clients, built from settings on first use."""
+    global _clients
+    with _lock:
+        if _clients is None:
+            _clients = build_clients(get_settings())
+        return _clients
+
+
+def build_clients(settings: Settings, *, workflows: Workflows | None = None) -> Clients:
+    """Every adapter from settings; `workflows` replaces Step Functions by ARN (the local runtime)."""
+    # Imported here so the domain never imports adapters at module load.
+    from engram.app.factory import (
+        build_domain,
+        build_embedder,
+        build_index,
+        build_llm,
+        build_store,
+        build_web_search,
+        build_workflows,
+    )
+
+    embedder = build_embedder(settings)
+    store = build_store(settings, embedder.dim)
+    return Clients(
+        settings=settings,
+        store=store,
+        index=build_index(settings, store),
+        embedder=embedder,
+        llm=build_llm(settings),
+        workflows=workflows or build_workflows(settings),
+        domain=build_domain(settings),
+        web=build_web_search(settings),
+    )

@@ -1,0 +1,41 @@
+"""The bundle of clients every use case receives: one value holding an adapter for each port.
+
+The composition root (`engram.app.compose`) builds it from settings; tests build one of their own from
+fakes or real parts. It satisfies every narrow port a use case declares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings
+from engram.model.overrides import WorldConfig, world_overrides
+from engram.observability import logger
+from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, Store, WebSearch, Workflows
+
+
+@dataclass
+class Clients:
+    settings: Settings
+    store: Store
+    index: KeywordIndex
+    embedder: Embedder
+    llm: LLM
+    workflows: Workflows
+    heuristics: Heuristics = DEFAULT_HEURISTICS
+    domain: DomainDatabase | None = None  # the world's own records, searched for unknown names (resolve)
+    web: WebSearch | None = None  # current information for the conversation context; None: off
+
+    def world_config(self, world_id: str) -> WorldConfig:
+        """A world's overrides (its `system_config` rows): a stored row that no longer validates is logged and
+        ignored, never a failure of the world's every request."""
+        config, ignored = world_overrides(self.store.world_config(world_id))
+        if ignored:
+            logger.warning("stored world config ignored: it does not validate",
+                           extra={"world_id": world_id, "ignored": ignored})
+        return config
+
+    def heuristics_for(self, world_id: str, config: WorldConfig | None = None) -> Heuristics:
+        """The heuristics in force for a world: defaults with its overrides (read here unless the caller
+        already holds the world's config)."""
+        overrides = (self.world_config(world_id) if config is None else config).heuristics
+        return self.heuristics.with_overrides(overrides) if overrides else self.heuristics

@@ -4,11 +4,21 @@ in its transaction."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from engram.adapters.postgres.erase import ErasureStep
+from engram.adapters.postgres.base import Row
+
+
+class ErasureStep(Protocol):
+    """What these repairs use of one erasure in progress (`erase.ErasureStep`)."""
+
+    rebuilt: Counter[str]  # rows repaired, by table
+
+    def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[Row]: ...
+
+    def delete(self, table: str, where: str, params: dict[str, Any] | None = None, also: str = "") -> list[Row]: ...
 
 WITHDRAWN = "withdrawn: its answer drew on the memory of a user who was erased"
 # An array column without the ids of a named parameter: `WITHOUT.format(column=..., ids=...)`.

@@ -1,3 +1,5 @@
+import hashlib
+import itertools
 import os
 import re
 
@@ -5,7 +7,7 @@ import psycopg
 import pytest
 
 from engram.adapters.postgres import migrations
-from engram.adapters.postgres.migrations import apply_migrations, migration_files
+from engram.adapters.postgres.migrations import RETIRED_VERSIONS, apply_migrations, migration_files
 from engram.errors import ConfigurationError
 
 pytestmark = pytest.mark.integration
@@ -17,6 +19,27 @@ DATA_TABLES = {
     "consolidation_runs", "signal_cursors",
     "insight_states", "inflections", "interventions",
 }
+_databases = itertools.count()
+
+
+@pytest.fixture
+def fresh_url(pg_server: object) -> str:
+    """An empty database of its own, for a test that migrates it step by step."""
+    from engram.local.database import ensure_database
+
+    return ensure_database(pg_server, f"migrate_{os.getpid()}_{next(_databases)}")
+
+
+def recorded(url: str) -> list[tuple[int, str, str | None]]:
+    """(version, name, checksum) of every migration the database records, by version."""
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT version, name, checksum FROM schema_migrations ORDER BY version").fetchall()
+
+
+def table_exists(url: str, table: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
+    return row == (True,)
 
 
 def test_every_data_table_exists_and_carries_world_id_first_in_its_key(pg_url: str) -> None:
@@ -42,9 +65,86 @@ def test_embeddings_have_the_configured_dimension_and_an_hnsw_index(pg_url: str)
     assert hnsw is not None and hnsw[0] == 6
 
 
-def test_applying_twice_applies_nothing_the_second_time(pg_url: str) -> None:
+def test_applying_twice_applies_nothing_and_changes_no_record_the_second_time(pg_url: str) -> None:
+    with psycopg.connect(pg_url) as conn:
+        before = conn.execute("SELECT * FROM schema_migrations ORDER BY version").fetchall()
     assert apply_migrations(pg_url, 384) == []
     assert len(migration_files()) >= 1
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT * FROM schema_migrations ORDER BY version").fetchall() == before
+
+
+def test_each_applied_migration_records_the_sha256_of_its_file_as_shipped(pg_url: str) -> None:
+    shipped = [(v, n, hashlib.sha256(s.encode()).hexdigest()) for v, n, s in migration_files()]
+    assert recorded(pg_url) == shipped
+    assert any("{{EMBEDDING_DIM}}" in s for _, _, s in migration_files())  # the text before substitution
+
+
+def test_shipped_migrations_are_numbered_from_one_to_the_latest_except_the_retired_numbers() -> None:
+    versions = [v for v, _, _ in migration_files()]
+    assert {9, 12, 19} == RETIRED_VERSIONS
+    assert versions == [v for v in range(1, max(versions) + 1) if v not in RETIRED_VERSIONS]
+
+
+def test_two_migrations_sharing_a_number_are_refused_before_the_database_is_touched(fresh_url: str) -> None:
+    twins = [(1, "0001_schema.sql", "SELECT 1"), (1, "0001_other.sql", "SELECT 1")]
+    with pytest.raises(ConfigurationError, match=re.escape("0001_other.sql and 0001_schema.sql share the number 0001")):
+        apply_migrations(fresh_url, 384, files=twins)
+    assert not table_exists(fresh_url, "schema_migrations")
+
+
+def test_a_migration_taking_a_retired_number_is_refused(fresh_url: str) -> None:
+    files = [*migration_files(), (19, "0019_late.sql", "SELECT 1")]
+    with pytest.raises(ConfigurationError, match=re.escape("0019_late.sql takes the retired number 0019")):
+        apply_migrations(fresh_url, 384, files=files)
+    assert not table_exists(fresh_url, "schema_migrations")
+
+
+def test_a_migration_changed_after_being_applied_is_refused_and_nothing_is_applied(fresh_url: str) -> None:
+    shipped = migration_files()
+    apply_migrations(fresh_url, 384, files=[m for m in shipped if m[0] < 18])
+    before = recorded(fresh_url)
+    edited = [(v, n, s + "\nCREATE TABLE sneaked_in (id int);\n" if v == 10 else s) for v, n, s in shipped]
+    changed = "0010_query_signals.sql was changed after being applied: write a new migration instead"
+    with pytest.raises(ConfigurationError, match=re.escape(changed)):
+        apply_migrations(fresh_url, 384, files=edited)
+    assert recorded(fresh_url) == before
+    assert not table_exists(fresh_url, "sneaked_in")
+
+
+def test_migrations_applied_before_checksums_were_kept_get_theirs_from_the_shipped_files(fresh_url: str) -> None:
+    apply_migrations(fresh_url, 384)
+    expected = recorded(fresh_url)
+    with psycopg.connect(fresh_url, autocommit=True) as conn:  # the table as the runner made it before checksums
+        conn.execute("ALTER TABLE schema_migrations DROP COLUMN checksum")
+    assert apply_migrations(fresh_url, 384) == []
+    assert recorded(fresh_url) == expected and all(c is not None for _, _, c in expected)
+
+
+def test_a_migration_added_out_of_order_is_refused_and_nothing_is_applied(fresh_url: str) -> None:
+    shipped = migration_files()
+    later = (21, "0021_later.sql", "CREATE TABLE later_things (id int)")
+    apply_migrations(fresh_url, 384, files=[*(m for m in shipped if m[0] != 20), later])
+    before = recorded(fresh_url)
+    following = (22, "0022_following.sql", "CREATE TABLE following_things (id int)")
+    out_of_order = "0020_keyword_document_kinds.sql was added out of order: give it a number after 0021"
+    with pytest.raises(ConfigurationError, match=re.escape(out_of_order)):
+        apply_migrations(fresh_url, 384, files=[*shipped, later, following])
+    assert recorded(fresh_url) == before
+    assert not table_exists(fresh_url, "following_things")
+
+
+def test_a_database_that_applied_a_migration_this_code_does_not_ship_is_refused(fresh_url: str) -> None:
+    future = (21, "0021_from_a_newer_release.sql", "SELECT 1")
+    apply_migrations(fresh_url, 384, files=[*migration_files(), future])
+    before = recorded(fresh_url)
+    following = (22, "0022_following.sql", "CREATE TABLE following_things (id int)")
+    newer = ("applied migration 0021 (0021_from_a_newer_release.sql), which this code does not ship: "
+             "the database is newer than this code")
+    with pytest.raises(ConfigurationError, match=re.escape(newer)):
+        apply_migrations(fresh_url, 384, files=[*migration_files(), following])
+    assert recorded(fresh_url) == before
+    assert not table_exists(fresh_url, "following_things")
 
 
 def test_a_different_embedding_dimension_is_refused_with_a_clear_error(pg_url: str) -> None:

@@ -26,14 +26,14 @@ def ingest(clients: Clients, world: str, user: str, conversation: str, lines: Se
         {"event_id": f"{prefix or user}-{conversation}-{i}", "user_id": user, "conversation_id": conversation,
          "role": "user", "content": text, "occurred_at": (start + timedelta(minutes=i)).isoformat()}
         for i, text in enumerate(lines)]})
-    return [e.event_id for e in ingest_events(clients, world, batch).events]
+    return [e.event_id for e in ingest_events(clients, clients.world(world), batch).events]
 
 
 def consolidate(clients: Clients, world: str) -> dict[str, Any]:
     """One consolidation run as engram-consolidation drives it."""
-    run = plan(clients, world)
-    results = [consolidate_scope(clients, s) for s in run.scopes]
-    return finish_run(clients, run.run_id, results, [consolidate_scope(clients, s) for s in run.worlds])
+    run = plan(clients, clients.world(world))
+    results = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.scopes]
+    return finish_run(clients, run.run_id, results, [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds])
 
 
 def stored_rows(clients: Clients, world: str) -> dict[str, list[str]]:

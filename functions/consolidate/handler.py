@@ -43,8 +43,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step = Step.validate_python(event)
     clients = get_clients()
     if isinstance(step, PlanStep):
-        return consolidation.plan(clients, step.world_id).model_dump(mode="json")
+        world = clients.world(step.world_id) if step.world_id else None
+        return consolidation.plan(clients, world).model_dump(mode="json")
     if isinstance(step, ScopeStep):
         scope = consolidation.Scope.model_validate(step.model_dump(include=set(consolidation.Scope.model_fields)))
-        return consolidation.consolidate_scope(clients, scope).model_dump(mode="json")
+        return consolidation.consolidate_scope(clients, clients.world(scope.world_id), scope).model_dump(mode="json")
     return consolidation.finish_run(clients, step.run_id, step.results, step.upkeep)

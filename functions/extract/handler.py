@@ -43,7 +43,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     clients = get_clients()
     ids = {"world_id": step.world_id, "enrichment_id": step.enrichment_id, "event_ids": step.event_ids}
     if isinstance(step, Extract):
-        return {**ids, **extraction.extract_events(clients, step.world_id, step.event_ids)}
+        return {**ids, **extraction.extract_events(clients, clients.world(step.world_id), step.event_ids)}
     if isinstance(step, Index):
         return {**ids, "indexed": extraction.index_pending(clients, step.world_id, step.event_ids)}
     return {**ids, **extraction.mark_failed(clients, step.world_id, step.event_ids, step.error)}

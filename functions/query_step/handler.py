@@ -21,7 +21,7 @@ class Step(loop.LoopState):
     remaining_iterations: int = 0
 
 
-_STEPS = {"init": loop.init, "ask": loop.ask, "fulfil": loop.fulfil, "force": loop.force}
+_LOOP = {"init": loop.init, "ask": loop.ask, "fulfil": loop.fulfil, "force": loop.force}
 _RESEARCH = {"plan": research.plan, "gather": research.gather, "evaluate": research.evaluate,
              "synthesize": research.synthesize}
 
@@ -32,15 +32,16 @@ _RESEARCH = {"plan": research.plan, "gather": research.gather, "evaluate": resea
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step = Step.model_validate(event)
     clients = get_clients()
-    if step.action in _RESEARCH:
-        research_state = research.ResearchState(world_id=step.world_id, query_id=step.query_id, iteration=step.iteration,
-                                       remaining_iterations=step.remaining_iterations)
-        return _RESEARCH[step.action](clients, research_state).model_dump(mode="json")
-    state = loop.LoopState.model_validate(step.model_dump(include=set(loop.LoopState.model_fields)))
-    if step.action == "finish":
-        return loop.finish(clients, state).model_dump(mode="json")
-    if step.action == "fail":
+    if step.action == "fail":  # the query is marked failed; no heuristics needed
         return loop.fail(clients, step.world_id, step.query_id, step.error).model_dump(mode="json")
+    world = clients.world(step.world_id)  # the world's config read once for the whole step
+    if step.action in _RESEARCH:
+        state = research.ResearchState(world_id=step.world_id, query_id=step.query_id, iteration=step.iteration,
+                                       remaining_iterations=step.remaining_iterations)
+        return _RESEARCH[step.action](clients, world, state).model_dump(mode="json")
+    loop_state = loop.LoopState.model_validate(step.model_dump(include=set(loop.LoopState.model_fields)))
+    if step.action == "finish":
+        return loop.finish(clients, loop_state).model_dump(mode="json")
     if step.action == "fallback":
-        return loop.fallback(clients, state, step.error).model_dump(mode="json")
-    return _STEPS[step.action](clients, state).model_dump(mode="json")
+        return loop.fallback(clients, world, loop_state, step.error).model_dump(mode="json")
+    return _LOOP[step.action](clients, world, loop_state).model_dump(mode="json")

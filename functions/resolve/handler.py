@@ -24,5 +24,6 @@ class Batch(BaseModel):
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     batch = Batch.model_validate(event)
-    counts = resolve_events(get_clients(), batch.world_id, batch.event_ids)
+    clients = get_clients()
+    counts = resolve_events(clients, clients.world(batch.world_id), batch.event_ids)
     return {**batch.model_dump(), **counts}

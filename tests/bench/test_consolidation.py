@@ -102,7 +102,7 @@ def _needed(clients: Clients, chars_per_token: float) -> tuple[float, float]:
     whose answer is reached within DEPTH hits."""
     shares, reached = [], 0
     for user, question, answer in _questions():
-        hits = search(clients, WORLD, question, user_id=user, limit=DEPTH).hits
+        hits = search(clients, clients.world(WORLD), question, user_id=user, limit=DEPTH).hits
         chars = 0
         for hit in hits:
             chars += len(hit.text)
@@ -124,18 +124,18 @@ def world(clients: Clients) -> tuple[Clients, float, int, int]:
     started = time.perf_counter()
     for i in range(0, len(events), 50):
         batch = IngestRequest.model_validate({"events": events[i:i + 50]})
-        ids = [e.event_id for e in ingest_events(clients, WORLD, batch).events]
-        resolve_events(clients, WORLD, ids)
-        calls += extract_events(clients, WORLD, ids).get("model_calls", 0)
+        ids = [e.event_id for e in ingest_events(clients, clients.world(WORLD), batch).events]
+        resolve_events(clients, clients.world(WORLD), ids)
+        calls += extract_events(clients, clients.world(WORLD), ids).get("model_calls", 0)
         index_pending(clients, WORLD, ids)
     return clients, time.perf_counter() - started, calls, len(events)
 
 
 def _consolidate(clients: Clients) -> tuple[float, dict[str, int]]:
     started = time.perf_counter()
-    run = plan(clients, WORLD)
-    results = [consolidate_scope(clients, s) for s in run.scopes]
-    upkeep = [consolidate_scope(clients, s) for s in run.worlds]
+    run = plan(clients, clients.world(WORLD))
+    results = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.scopes]
+    upkeep = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds]
     output = finish_run(clients, run.run_id, results, upkeep)
     return time.perf_counter() - started, output
 
@@ -143,7 +143,7 @@ def _consolidate(clients: Clients) -> tuple[float, dict[str, int]]:
 def test_consolidation_cost_per_thousand_events_and_the_share_of_memory_a_context_needs(
         world: tuple[Clients, float, int, int], bench_report: BenchReport) -> None:
     clients, enrich_s, enrich_calls, events = world
-    cpt = clients.heuristics_for(WORLD).chars_per_token
+    cpt = clients.world(WORLD).heuristics.chars_per_token
     per_k = 1000 / events
     share_before, reached_before = _needed(clients, cpt)
 

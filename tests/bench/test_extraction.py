@@ -87,11 +87,11 @@ def run(clients: Clients, world: str, data: ExtractionSet) -> tuple[MeteredLLM, 
     for user, sessions in data.turns.items():
         for n, session in enumerate(sessions):
             ids = [f"{user}-{n}-{i}" for i in range(len(session))]
-            ingest_events(metered, world, IngestRequest.model_validate({"events": [
+            ingest_events(metered, metered.world(world), IngestRequest.model_validate({"events": [
                 {"event_id": eid, "user_id": user, "conversation_id": t.conversation_id, "role": t.role,
                  "content": t.content, "occurred_at": t.at.isoformat()} for eid, t in zip(ids, session, strict=True)]}))
-            resolve_events(metered, world, ids)
-            counts.update(extract_events(metered, world, ids))
+            resolve_events(metered, metered.world(world), ids)
+            counts.update(extract_events(metered, metered.world(world), ids))
             index_pending(metered, world, ids)
     return llm, counts
 

@@ -76,11 +76,11 @@ def _raw_insert_rate(clients: Clients, world_id: str, batches: list[IngestReques
 def _ingest_rate(clients: Clients, world_id: str, batches: list[IngestRequest], *, enrich: bool) -> float:
     started = time.perf_counter()
     for batch in batches:
-        response = ingest_events(clients, world_id, batch)
+        response = ingest_events(clients, clients.world(world_id), batch)
         if enrich:
             ids = [e.event_id for e in response.events if not e.duplicate]
-            resolve_events(clients, world_id, ids)
-            extract_events(clients, world_id, ids)
+            resolve_events(clients, clients.world(world_id), ids)
+            extract_events(clients, clients.world(world_id), ids)
             index_pending(clients, world_id, ids)
     return sum(len(b.events) for b in batches) / (time.perf_counter() - started)
 

@@ -33,6 +33,7 @@ from engram.model.common import new_id, utcnow
 from engram.model.context import QueryContext
 from engram.model.events import IngestRequest
 from engram.model.queries import Answer, NeedsMoreInfo, WorldQuery
+from engram.model.world import World
 from engram.ports import LLMReply
 from engram.ports.clients import Clients
 from engram.prompts import answer as answer_prompt
@@ -114,9 +115,9 @@ def _drive(clients: Clients, query: WorldQuery) -> list[float]:
     """The loop in engram-query's order; returns each step's wall time (its loads and saves included)."""
     wall: list[float] = []
 
-    def timed(step: Callable[[Clients, loop.LoopState], T], state: loop.LoopState) -> T:
+    def timed(step: Callable[[Clients, World, loop.LoopState], T], state: loop.LoopState) -> T:
         started = time.perf_counter()
-        out = step(clients, state)
+        out = step(clients, clients.world(state.world_id), state)  # each step resolves its world, as its handler does
         wall.append((time.perf_counter() - started) * 1000)
         return out
 
@@ -126,7 +127,9 @@ def _drive(clients: Clients, query: WorldQuery) -> list[float]:
             state = timed(loop.ask, timed(loop.fulfil, state))
         else:
             state = timed(loop.force, state)
-    timed(loop.finish, state)
+    started = time.perf_counter()
+    loop.finish(clients, state)
+    wall.append((time.perf_counter() - started) * 1000)
     return wall
 
 
@@ -141,10 +144,10 @@ def world(clients: Clients) -> Clients:
     events = _conversations(rng)
     for start in range(0, len(events), TURNS):  # one batch per conversation, as an agent sends them
         batch = events[start:start + TURNS]
-        ingest_events(clients, WORLD, IngestRequest.model_validate({"events": batch}))
+        ingest_events(clients, clients.world(WORLD), IngestRequest.model_validate({"events": batch}))
         ids = [str(e["event_id"]) for e in batch]
-        resolve_events(clients, WORLD, ids)
-        extract_events(clients, WORLD, ids)
+        resolve_events(clients, clients.world(WORLD), ids)
+        extract_events(clients, clients.world(WORLD), ids)
         index_pending(clients, WORLD, ids)
     return clients
 
@@ -152,7 +155,7 @@ def world(clients: Clients) -> Clients:
 def test_the_loops_own_overhead_per_step_and_the_tokens_a_query_sends(world: Clients, bench_report: BenchReport
                                                                       ) -> None:
     clients = world
-    h = clients.heuristics_for(WORLD)
+    h = clients.world(WORLD).heuristics
     model = MeasuredModel(h.chars_per_token)
     original, clients.llm = clients.llm, model  # type: ignore[assignment]
     rng = random.Random(SEED + 1)
@@ -168,7 +171,7 @@ def test_the_loops_own_overhead_per_step_and_the_tokens_a_query_sends(world: Cli
         for user_id, question in questions:
             # the baseline, paired: the same search init runs, alone, just before (the machine as busy as then)
             started = time.perf_counter()
-            search(clients, WORLD, question, user_id=user_id, limit=h.query_initial_hits, now=utcnow())
+            search(clients, clients.world(WORLD), question, user_id=user_id, limit=h.query_initial_hits, now=utcnow())
             search_ms.append((time.perf_counter() - started) * 1000)
             before = model.sent_tokens
             query = _save(clients, user_id, question)

@@ -279,11 +279,11 @@ def run_pass(clients: Clients, cases: list[Case], label: str, created: dict[int,
     resolve_s, mentions = 0.0, 0
     for i in range(0, len(events), BATCH):
         batch = IngestRequest.model_validate({"events": events[i:i + BATCH]})
-        ids = [e.event_id for e in ingest_events(clients, WORLD, batch).events]
+        ids = [e.event_id for e in ingest_events(clients, clients.world(WORLD), batch).events]
         started = time.perf_counter()
-        mentions += resolve_events(clients, WORLD, ids)["mentions"]
+        mentions += resolve_events(clients, clients.world(WORLD), ids)["mentions"]
         resolve_s += time.perf_counter() - started
-        extract_events(clients, WORLD, ids)
+        extract_events(clients, clients.world(WORLD), ids)
     recorded = {}
     for m in clients.store.recorded_mentions(WORLD, list(targets)):
         recorded[(m.event_id, m.text)] = m
@@ -372,7 +372,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def time_fast_path(clients: Clients, samples: dict[str, list[str]]) -> dict[str, list[float]]:
     """Milliseconds per mention through the cascade's fast path (create nothing: a miss is unresolved)."""
-    scope = ResolutionScope.read(clients, BIG_WORLD)
+    scope = ResolutionScope.read(clients, clients.world(BIG_WORLD))
     timings: dict[str, list[float]] = defaultdict(list)
     for kind, texts in samples.items():
         for text in texts:
@@ -461,7 +461,7 @@ def test_resolution_quality_learning_and_the_fast_path_at_100k_aliases(
                 continue
             truth = domain_refs(clients).get(o.case.truth) if o.case.category == "domain" else o.case.truth
             answer = SettleRequest(entity_id=truth) if truth else SettleRequest(new_entity=True)
-            settlement = settle_disambiguation(clients, WORLD, o.mention_id, answer)
+            settlement = settle_disambiguation(clients, clients.world(WORLD), o.mention_id, answer)
             if o.case.category == "unknown":
                 created[n] = settlement.entity.entity_id
             settled += 1

@@ -44,13 +44,14 @@ class InProcessWorkflows(RecordingWorkflows):
         from engram.query import loop
 
         c = self.clients
-        state = loop.ask(c, loop.init(c, loop.LoopState(world_id=world_id, query_id=query_id)))
+        world = c.world(world_id)  # resolved once, as each step of engram-query does
+        state = loop.ask(c, world, loop.init(c, world, loop.LoopState(world_id=world_id, query_id=query_id)))
         # engram-query's Choice: an answer finishes, more info is fetched while requests remain, anything else
         # (requests used up, or every request rejected) is forced to an answer.
         while state.outcome == "needs_more_info" and state.remaining_info_requests > 0:
-            state = loop.ask(c, loop.fulfil(c, state))
+            state = loop.ask(c, world, loop.fulfil(c, world, state))
         if state.outcome != "answer":
-            state = loop.force(c, state)
+            state = loop.force(c, world, state)
         return loop.finish(c, state).model_dump()
 
     def start_query(self, world_id: str, query_id: str) -> str:
@@ -67,10 +68,11 @@ def run_research(clients: Any, world_id: str, query_id: str) -> dict[str, Any]:
     check asks for more and rounds remain, Synthesize, Finish."""
     from engram.query import loop, research
 
-    state = research.evaluate(clients, research.gather(clients, research.plan(
-        clients, loop.init(clients, loop.LoopState(world_id=world_id, query_id=query_id)))))
+    world = clients.world(world_id)
+    state = research.evaluate(clients, world, research.gather(clients, world, research.plan(
+        clients, world, loop.init(clients, world, loop.LoopState(world_id=world_id, query_id=query_id)))))
     while state.outcome == "incomplete" and state.remaining_iterations > 0:
-        state = research.evaluate(clients, research.gather(clients, state))
-    state = research.synthesize(clients, state)
+        state = research.evaluate(clients, world, research.gather(clients, world, state))
+    state = research.synthesize(clients, world, state)
     finished = loop.finish(clients, loop.LoopState(world_id=world_id, query_id=query_id, iteration=state.iteration))
     return finished.model_dump()

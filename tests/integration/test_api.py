@@ -36,8 +36,8 @@ def test_events_are_accepted_with_scores_and_a_query_is_answered_with_sources(ap
     from engram.enrichment.resolve import resolve_events
 
     c = get_clients()
-    resolve_events(c, "wa", ["a1"])
-    extract_events(c, "wa", ["a1"])
+    resolve_events(c, c.world("wa"), ["a1"])
+    extract_events(c, c.world("wa"), ["a1"])
     index_pending(c, "wa", ["a1"])
     assert api.get("/v1/worlds/wa/events/a1").json()["enrichment_status"] == "enriched"
     answer = api.post("/v1/worlds/wa/queries", json={"user_id": "ana", "question": "Where does Ana live?"})

@@ -33,7 +33,7 @@ schema = schemathesis.openapi.from_asgi("/v1/openapi.json", build_app())
 @pytest.fixture(scope="module", autouse=True)
 def installed(clients: Clients) -> Iterator[None]:
     """The module's real parts installed for the handlers, with a world that has something in it."""
-    ingest_events(clients, "world", IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world("world"), IngestRequest.model_validate({"events": [
         {"event_id": "evt-1", "user_id": "dana", "conversation_id": "c1", "role": "user",
          "content": "My name is Dana and I live in Lisbon."}]}))
     with api_client(clients):  # installs the clients (and in-process query steps) for the handlers

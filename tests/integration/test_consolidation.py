@@ -43,17 +43,17 @@ def _ingest(clients: Clients, world: str, user: str, conversations: dict[str, li
     events = [{"event_id": f"{c}-{i}", "user_id": user, "conversation_id": c, "role": "user", "content": text,
                "occurred_at": (at + timedelta(minutes=10 * n + i)).isoformat()}
               for n, (c, turns) in enumerate(conversations.items()) for i, text in enumerate(turns)]
-    ids = [e.event_id for e in ingest_events(clients, world, IngestRequest.model_validate({"events": events})).events]
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids)
+    ids = [e.event_id for e in ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events})).events]
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids)
     index_pending(clients, world, ids)
 
 
 def _run(clients: Clients, world: str, now: datetime | None = None) -> tuple[Plan, dict[str, Any]]:
     """One run as engram-consolidation drives it: the summary scopes, then each world's upkeep, then finish."""
-    run = plan(clients, world, now=now)
-    results = [consolidate_scope(clients, s) for s in run.scopes]
-    upkeep = [consolidate_scope(clients, s) for s in run.worlds]
+    run = plan(clients, clients.world(world), now=now)
+    results = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.scopes]
+    upkeep = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds]
     return run, finish_run(clients, run.run_id, results, upkeep)
 
 
@@ -194,12 +194,12 @@ def test_a_fact_stated_again_in_three_conversations_becomes_a_recurring_attribut
 
 def test_summaries_and_procedures_are_found_by_search_and_only_by_their_user(
         world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
-    hits = search(world, WORLD, "Olivo Labs Berlin office", user_id="ana", limit=30).hits
+    hits = search(world, world.world(WORLD), "Olivo Labs Berlin office", user_id="ana", limit=30).hits
     kinds = {h.kind for h in hits}
     assert {"summary", "procedural"} <= kinds
     procedure = next(h for h in hits if h.kind == "procedural")
     assert "a2-0" in procedure.event_ids  # a pattern leads back to the events it was read from
-    ben = search(world, WORLD, "Olivo Labs Berlin office", user_id="ben", limit=30).hits
+    ben = search(world, world.world(WORLD), "Olivo Labs Berlin office", user_id="ben", limit=30).hits
     assert not [h for h in ben if h.kind in ("summary", "procedural") and h.user_id == "ana"]
 
 
@@ -211,14 +211,14 @@ def test_a_second_run_changes_nothing(
     assert second.scopes == [] and output["summaries"] == 0 and output["model_calls"] == 0
     # and a scope run again as of its own run (a retried Map item) changes nothing either
     for scope in run.scopes:
-        consolidate_scope(world, scope)
+        consolidate_scope(world, world.world(scope.world_id), scope)
     assert _rows(world, WORLD) == before
 
 
 def test_new_material_plans_only_its_scopes_again(
         world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
     _ingest(world, WORLD, "ben", {"b3": ["I moved my desk to the Porto studio."]}, NOW - timedelta(days=1))
-    run = plan(world, WORLD)
+    run = plan(world, world.world(WORLD))
     assert sorted((s.scope_kind, s.scope_id) for s in run.scopes) == [("conversation", "b3"), ("user", "ben")]
 
 
@@ -231,7 +231,7 @@ def test_a_fact_that_decayed_away_is_archived_out_of_search_but_its_event_stays(
     _ingest(clients, world, "cleo", {"old": ["I live in Valladolid."]}, NOW - timedelta(days=3 * 365))
     _ingest(clients, world, "cleo", {"new": ["I work at Prado Mills."]}, NOW - timedelta(days=2))
     event_before = clients.store.get_event(world, "old-0")
-    found = search(clients, world, "Valladolid", user_id="cleo", limit=10).hits
+    found = search(clients, clients.world(world), "Valladolid", user_id="cleo", limit=10).hits
     assert {"event", "semantic"} <= {h.kind for h in found}
 
     _, output = _run(clients, world)
@@ -241,7 +241,7 @@ def test_a_fact_that_decayed_away_is_archived_out_of_search_but_its_event_stays(
     assert old.status == "archived"  # kept, never deleted
     [work] = [f for f in clients.store.user_memories(world, "cleo", "semantic", 10) if f.object_value == "Prado Mills"]
     assert work.status == "active"
-    found = search(clients, world, "Valladolid", user_id="cleo", limit=10).hits
+    found = search(clients, clients.world(world), "Valladolid", user_id="cleo", limit=10).hits
     assert "semantic" not in {h.kind for h in found}
     assert "old-0" in {h.doc_id for h in found if h.kind == "event"}
     assert clients.store.get_event(world, "old-0") == event_before  # the raw event is never changed

@@ -24,13 +24,13 @@ def _batch(*turns: tuple[str, str, str], conversation: str = "c1", user: str = "
 
 
 def _enrich(clients: Clients, world: str, ids: list[str]) -> None:
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids)
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids)
     index_pending(clients, world, ids)
 
 
 def test_ingest_scores_tags_and_stores_each_event_and_starts_one_enrichment(clients: Clients) -> None:
-    response = ingest_events(clients, "w1", _batch(
+    response = ingest_events(clients, clients.world("w1"), _batch(
         ("e1", "user", "Hi! My name is Dana and I live in Lisbon."),
         ("e2", "assistant", "Nice to meet you, Dana. What's the weather like?"),
     ))
@@ -44,7 +44,7 @@ def test_ingest_scores_tags_and_stores_each_event_and_starts_one_enrichment(clie
 
 def test_a_replay_is_a_duplicate_and_starts_no_second_enrichment(clients: Clients) -> None:
     started = len(clients.workflows.enrichments)  # type: ignore[attr-defined]
-    response = ingest_events(clients, "w1", _batch(("e1", "user", "Hi! My name is Dana and I live in Lisbon.")))
+    response = ingest_events(clients, clients.world("w1"), _batch(("e1", "user", "Hi! My name is Dana and I live in Lisbon.")))
     assert response.events[0].duplicate is True and response.enrichment_id is None
     assert len(clients.workflows.enrichments) == started  # type: ignore[attr-defined]
 
@@ -61,7 +61,7 @@ def test_enrichment_builds_entities_facts_and_an_index_that_finds_them(clients: 
 
 
 def test_saying_it_again_reinforces_the_fact_instead_of_duplicating_it(clients: Clients) -> None:
-    ingest_events(clients, "w1", _batch(("e3", "user", "I live in Lisbon, by the river."), start=T0 + timedelta(days=1)))
+    ingest_events(clients, clients.world("w1"), _batch(("e3", "user", "I live in Lisbon, by the river."), start=T0 + timedelta(days=1)))
     _enrich(clients, "w1", ["e3"])
     dana = clients.store.find_entity_by_name("w1", "dana")
     [fact] = clients.store.find_facts("w1", dana.entity_id, "lives_in")  # type: ignore[union-attr]
@@ -72,7 +72,7 @@ def test_saying_it_again_reinforces_the_fact_instead_of_duplicating_it(clients: 
 
 
 def test_a_correction_supersedes_the_old_value_and_records_why(clients: Clients) -> None:
-    ingest_events(clients, "w1", _batch(("e4", "user", "Actually, I live in Porto now."), start=T0 + timedelta(days=2)))
+    ingest_events(clients, clients.world("w1"), _batch(("e4", "user", "Actually, I live in Porto now."), start=T0 + timedelta(days=2)))
     _enrich(clients, "w1", ["e4"])
     dana = clients.store.find_entity_by_name("w1", "dana")
     active = clients.store.find_facts("w1", dana.entity_id, "lives_in")  # type: ignore[union-attr]
@@ -82,7 +82,7 @@ def test_a_correction_supersedes_the_old_value_and_records_why(clients: Clients)
 
 
 def test_close_contradictions_stay_open_for_the_user(clients: Clients) -> None:
-    ingest_events(clients, "w1", _batch(("e5", "user", "I work at Acme Robotics."),
+    ingest_events(clients, clients.world("w1"), _batch(("e5", "user", "I work at Acme Robotics."),
                                         ("e6", "user", "I work at Globex."), start=T0 + timedelta(days=3)))
     _enrich(clients, "w1", ["e5", "e6"])
     assert [c.strategy for c in clients.store.list_conflicts("w1", "open")] == ["ask_user"]

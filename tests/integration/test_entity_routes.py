@@ -29,11 +29,11 @@ def api(clients: Clients) -> Iterator[httpx.Client]:
 
 def _say(clients: Clients, *texts: str, world: str = WORLD, user: str = "dana", start: datetime = T0) -> list[str]:
     ids = [f"{world}-{start:%H%M}-{i}" for i in range(len(texts))]
-    ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": eid, "user_id": user, "conversation_id": "c1", "role": "user", "content": text,
          "occurred_at": (start + timedelta(minutes=i)).isoformat()} for i, (eid, text) in enumerate(zip(ids, texts, strict=True))]}))
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids)
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids)
     return ids
 
 

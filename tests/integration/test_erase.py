@@ -40,9 +40,9 @@ def _remember(clients: Clients, world: str) -> None:
             {"event_id": f"{world}-{user}-{i}", "user_id": user, "conversation_id": f"{user}-c", "role": "user",
              "content": text, "occurred_at": (T0 + timedelta(minutes=i)).isoformat()}
             for i, text in enumerate(lines)]})
-        ids = [e.event_id for e in ingest_events(clients, world, batch).events]
-        resolve_events(clients, world, ids)
-        extract_events(clients, world, ids)
+        ids = [e.event_id for e in ingest_events(clients, clients.world(world), batch).events]
+        resolve_events(clients, clients.world(world), ids)
+        extract_events(clients, clients.world(world), ids)
         index_pending(clients, world, ids)
         submit_query(clients, world, QueryRequest(user_id=user, question="Where do I work?"))
 
@@ -71,14 +71,14 @@ def test_erasing_a_user_removes_their_memory_everywhere_and_reports_counts(world
     assert before["world_queries"] == 1
     assert "erase-a-ana-0" in {h.doc_id for h in worlds.index.search("erase-a", "Seville", limit=50)}
 
-    erasure = erase_user(worlds, "erase-a", "ana")
+    erasure = erase_user(worlds, worlds.world("erase-a"), "ana")
 
     assert erasure.deleted["chat_events"] == 3 and erasure.deleted["world_queries"] == 1
     assert erasure.deleted["semantic_memories"] == before["semantic_memories"]
     assert erasure.index_documents >= 3
     assert all(_count(worlds, t, "erase-a", "user_id = %s", ("ana",)) == 0 for t in USER_TABLES)
     assert _count(worlds, "signal_cursors", "erase-a", "conversation_id = %s", ("ana-c",)) == 0
-    found = search(worlds, "erase-a", "Ana Seville tea launch", user_id=None, limit=50).hits
+    found = search(worlds, worlds.world("erase-a"), "Ana Seville tea launch", user_id=None, limit=50).hits
     assert not [h for h in found if "ana" in h.doc_id or "Ana" in h.text or "tea" in h.text]
     assert not any(r.user_id == "ana" for r in worlds.store.list_queries("erase-a", None, 50))
 
@@ -88,10 +88,10 @@ def test_erasing_one_user_spares_the_others_and_every_other_world(worlds: Client
     assert _count(worlds, "semantic_memories", "erase-a", "user_id = %s", ("ben",)) > 0
     assert _count(worlds, "chat_events", "erase-b", "user_id = %s", ("ana",)) == 3
     assert "erase-b-ana-0" in {h.doc_id for h in worlds.index.search("erase-b", "Seville", limit=50)}
-    ben = search(worlds, "erase-a", "Where does Ben live?", user_id="ben").hits
+    ben = search(worlds, worlds.world("erase-a"), "Where does Ben live?", user_id="ben").hits
     assert any("Seville" in h.text for h in ben)
 
 
 def test_erasing_again_or_an_unknown_user_deletes_nothing(worlds: Clients) -> None:
-    assert erase_user(worlds, "erase-a", "ana").deleted == {}
-    assert erase_user(worlds, "erase-a", "nobody").deleted == {}
+    assert erase_user(worlds, worlds.world("erase-a"), "ana").deleted == {}
+    assert erase_user(worlds, worlds.world("erase-a"), "nobody").deleted == {}

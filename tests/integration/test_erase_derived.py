@@ -38,8 +38,8 @@ MADE_OF_HER_WORDS = {"pin", "xk4471920", "zebra", "orchid"}
 
 
 def _enrich(clients: Clients, world: str, ids: Sequence[str]) -> None:
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids)
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids)
     index_pending(clients, world, ids)
 
 
@@ -66,13 +66,13 @@ def test_before_erasure_her_words_are_entities_and_the_shared_summary_quotes_the
 
 def test_erasing_her_takes_the_entities_made_only_of_her_words(shared: tuple[Clients, httpx.Client]) -> None:
     clients, api = shared
-    erasure = erase_user(clients, WORLD, "vera")
+    erasure = erase_user(clients, clients.world(WORLD), "vera")
 
     assert erasure.deleted["chat_events"] == 2
     assert erasure.deleted["canonical_entities"] >= len(MADE_OF_HER_WORDS)
     entities = {e.name.lower(): e for e in clients.store.list_entities(WORLD, None, 200)}
     assert not MADE_OF_HER_WORDS & set(entities)
-    assert not [h for h in search(clients, WORLD, "PIN Zebra Orchid XK4471920", user_id=None, limit=50).hits
+    assert not [h for h in search(clients, clients.world(WORLD), "PIN Zebra Orchid XK4471920", user_id=None, limit=50).hits
                 if h.kind == "entity"]
     listed = api.get(f"/v1/worlds/{WORLD}/entities", params={"name": "PIN"}).json()
     assert [e["name"] for e in listed if e["name"].lower() in MADE_OF_HER_WORDS] == []
@@ -127,7 +127,7 @@ def test_the_other_users_memory_is_intact(shared: tuple[Clients, httpx.Client]) 
     assert {e.event_id for e in clients.store.user_events(WORLD, "ben", 10)} == {"ben-shared-0", "ben-shared-1"}
     facts = {(f.predicate, f.object_value) for f in clients.store.user_memories(WORLD, "ben", "semantic", 50)}
     assert {("lives_in", "Porto"), ("works_at", "Olivo Labs")} <= facts
-    found = search(clients, WORLD, "Where does Ben live?", user_id="ben").hits
+    found = search(clients, clients.world(WORLD), "Where does Ben live?", user_id="ben").hits
     assert any("Porto" in h.text for h in found)
     assert "ben-shared-1" in {h.doc_id for h in clients.index.search(WORLD, "Caixa", limit=20)}
 
@@ -185,7 +185,7 @@ def test_her_restatement_of_his_fact_and_her_contradiction_of_it_leave_his_facts
     assert works.source_event_ids == ["ben-b1-0"] and works.reinforcement_count == 0
     assert lives.status == "active"
 
-    erase_user(clients, world, "vera")
+    erase_user(clients, clients.world(world), "vera")
 
     after = _ben_facts(clients, world)
     works, lives = after[("works_at", "Olivo Labs")], after[("lives_in", "Porto")]
@@ -223,7 +223,7 @@ def test_facts_stored_before_per_user_lifecycles_lose_her_restatement_and_her_ov
                     "strategy, winner_memory_id) VALUES (%s, 'conflict-legacy', %s, %s, 'resolved', 'recency', %s)",
                     (world, lives.memory_id, lisbon.memory_id, lisbon.memory_id))
 
-    erase_user(clients, world, "vera")
+    erase_user(clients, clients.world(world), "vera")
 
     after = _ben_facts(clients, world)
     works, lives = after[("works_at", "Olivo Labs")], after[("lives_in", "Porto")]

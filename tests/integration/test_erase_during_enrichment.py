@@ -46,9 +46,9 @@ def _markers(vera_ids: Sequence[str]) -> list[str]:
 
 def _step(clients: Clients, world: str, step: str, ids: Sequence[str]) -> Any:
     if step == "resolve":
-        return resolve_events(clients, world, ids)
+        return resolve_events(clients, clients.world(world), ids)
     if step == "extract":
-        return extract_events(clients, world, ids)
+        return extract_events(clients, clients.world(world), ids)
     return index_pending(clients, world, ids)
 
 
@@ -85,7 +85,7 @@ def _assert_nothing_of_vera_and_ben_whole(clients: Clients, api: httpx.Client, s
     assert {e.enrichment_status for e in clients.store.get_events(s.world, s.ben)} == {"enriched"}
     facts = {(f.predicate, f.object_value) for f in clients.store.user_memories(s.world, "ben", "semantic", 50)}
     assert {("lives_in", "Porto"), ("works_at", "Olivo Labs")} <= facts
-    assert any("Porto" in h.text for h in search(clients, s.world, "Where does Ben live?", user_id="ben").hits)
+    assert any("Porto" in h.text for h in search(clients, clients.world(s.world), "Where does Ben live?", user_id="ben").hits)
     assert clients.store.find_entity_by_name(s.world, "Olivo Labs") is not None
 
 
@@ -97,7 +97,7 @@ def test_an_erasure_between_two_steps_leaves_nothing_of_the_user(clients: Client
     for step in STEPS[:done]:
         _step(clients, shared.world, step, shared.vera)
         _step(clients, shared.world, step, shared.ben)
-    erase_user(clients, shared.world, "vera")
+    erase_user(clients, clients.world(shared.world), "vera")
     for step in STEPS[done:]:
         _step(clients, shared.world, step, shared.vera)  # the rest of her execution runs, and writes nothing
         _step(clients, shared.world, step, shared.ben)
@@ -128,7 +128,7 @@ def test_an_erasure_in_the_middle_of_a_step_leaves_nothing_of_the_user(
     position = STEPS.index(step)
     for earlier in STEPS[:position]:
         _step(clients, shared.world, earlier, shared.vera)
-    midway = EraseMidway(clients.store, at, lambda: erase_user(clients, shared.world, "vera"), after=after)
+    midway = EraseMidway(clients.store, at, lambda: erase_user(clients, clients.world(shared.world), "vera"), after=after)
     _step(dataclasses.replace(clients, store=midway), shared.world, step, shared.vera)  # completes, no error
     assert midway.fired, f"{step} never called {at}: {midway.calls}"
     for later in STEPS[position + 1:]:
@@ -145,11 +145,11 @@ def test_an_erasure_in_the_middle_of_a_consolidation_leaves_no_summary_of_the_us
     for step in STEPS:
         _step(clients, shared.world, step, shared.vera)
         _step(clients, shared.world, step, shared.ben)
-    midway = EraseMidway(clients.store, at, lambda: erase_user(clients, shared.world, "vera"), after=after)
+    midway = EraseMidway(clients.store, at, lambda: erase_user(clients, clients.world(shared.world), "vera"), after=after)
     erasing = dataclasses.replace(clients, store=midway)
-    run = plan(clients, shared.world)
-    finish_run(clients, run.run_id, [consolidate_scope(erasing, s) for s in run.scopes],
-               [consolidate_scope(clients, s) for s in run.worlds])
+    run = plan(clients, clients.world(shared.world))
+    finish_run(clients, run.run_id, [consolidate_scope(erasing, erasing.world(s.world_id), s) for s in run.scopes],
+               [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds])
     assert midway.fired
     _assert_nothing_of_vera_and_ben_whole(clients, api, shared)
     conversation = clients.store.get_summary(shared.world, "conversation", "shared")
@@ -179,11 +179,11 @@ def test_a_write_holding_the_users_event_makes_the_erasure_wait_and_is_erased_wi
         clients: Clients, api: httpx.Client, shared: Shared) -> None:
     """An extract step's write locks the events it derives from in its own transaction; an erasure arriving
     meanwhile waits for it to commit, then removes what it wrote; the step's later writes find nothing."""
-    resolve_events(clients, shared.world, shared.vera)
+    resolve_events(clients, clients.world(shared.world), shared.vera)
     store: Any = clients.store
     entered, release = threading.Event(), threading.Event()
     original_tx = store.tx
-    worker = threading.Thread(target=extract_events, args=(clients, shared.world, shared.vera))
+    worker = threading.Thread(target=extract_events, args=(clients, clients.world(shared.world), shared.vera))
 
     @contextmanager
     def pausing_tx(world_id: str | None) -> Iterator[Any]:
@@ -191,7 +191,7 @@ def test_a_write_holding_the_users_event_makes_the_erasure_wait_and_is_erased_wi
             yield _PausingCursor(cur, entered, release) if threading.current_thread() is worker else cur
 
     erasures: list[Any] = []
-    eraser = threading.Thread(target=lambda: erasures.append(erase_user(clients, shared.world, "vera")))
+    eraser = threading.Thread(target=lambda: erasures.append(erase_user(clients, clients.world(shared.world), "vera")))
     store.tx = pausing_tx
     try:
         worker.start()
@@ -231,7 +231,7 @@ def test_a_query_of_the_user_still_running_when_the_erasure_lands_leaves_nothing
         _step(clients, shared.world, step, shared.vera)
     query = submit_query(dataclasses.replace(clients, workflows=RecordingWorkflows()), shared.world,
                          QueryRequest(user_id="vera", question="What is my passport number?", mode="async"))
-    midway = EraseMidway(clients.store, "save_query", lambda: erase_user(clients, shared.world, "vera"))
+    midway = EraseMidway(clients.store, "save_query", lambda: erase_user(clients, clients.world(shared.world), "vera"))
     loop = InProcessWorkflows()
     loop.clients = dataclasses.replace(clients, store=midway)
     with contextlib.suppress(NotFound):  # the loop's next step may find its query erased: it ends there
@@ -246,8 +246,8 @@ def test_a_query_of_the_user_still_running_when_the_erasure_lands_leaves_nothing
 # ---------------------------------------------------------------- after the erasure
 def test_events_the_same_user_id_sends_after_the_erasure_are_a_new_start(clients: Clients, api: httpx.Client,
                                                                          shared: Shared) -> None:
-    resolve_events(clients, shared.world, shared.vera)
-    erasure = erase_user(clients, shared.world, "vera")
+    resolve_events(clients, clients.world(shared.world), shared.vera)
+    erasure = erase_user(clients, clients.world(shared.world), "vera")
     assert erasure.erased_at is not None
     again = ingest(clients, shared.world, "vera", "fresh", ["I live in Valencia now and I work at Brisa Labs."],
                    T0 + timedelta(days=1), prefix="vera2")

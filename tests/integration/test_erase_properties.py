@@ -36,8 +36,9 @@ VERA_SECRETS = ("XK4471920", "Zebra 4921", "Seville", "Granada", "Orchid 7730", 
 VERA_AGAIN = ["I live in Valencia now.", "I work at Brisa Labs."]  # after the erasure: a new start
 BEN = ["I live in Porto and I work at Olivo Labs.", "I prefer tea over coffee.", "My manager is Rui Costa.",
        "Olivo Labs moved to the Lisbon office."]
-STEPS: dict[str, Callable[[Clients, str, list[str]], Any]] = {
-    "resolve": resolve_events, "extract": extract_events, "index": index_pending}
+STEPS: dict[str, Callable[[Clients, str, list[str]], Any]] = {  # each resolves its world, as its handler does
+    "resolve": lambda c, w, ids: resolve_events(c, c.world(w), ids),
+    "extract": lambda c, w, ids: extract_events(c, c.world(w), ids), "index": index_pending}
 _worlds = itertools.count()
 
 
@@ -101,7 +102,7 @@ class Run:
             STEPS[batch.steps.popleft()](clients or self.clients, self.world, batch.ids)
 
     def erase(self) -> None:
-        erase_user(self.clients, self.world, "vera")
+        erase_user(self.clients, self.clients.world(self.world), "vera")
         self.erased = True
 
     def reads_vera(self, op: Operation) -> bool:
@@ -140,10 +141,10 @@ def ben_alone(clients: Clients) -> dict[int, set[tuple[str, str]]]:
 def _readable(clients: Clients, world: str) -> str:
     """What search, the entity listing, each user's memories and the world's export show."""
     parts = [as_json([h.model_dump() for q in ("passport PIN", "Seville Granada", "Zebra Orchid Caixa", "vera")
-                      for user in (None, "vera", "ben") for h in search(clients, world, q, user_id=user,
+                      for user in (None, "vera", "ben") for h in search(clients, clients.world(world), q, user_id=user,
                                                                          limit=50).hits])]
     parts.append(as_json([e.model_dump() for e in clients.store.list_entities(world, None, 500)]))
-    parts += [as_json(lifecycle.user_memories(clients, world, user, layer, 200))  # type: ignore[arg-type]
+    parts += [as_json(lifecycle.user_memories(clients, clients.world(world), user, layer, 200))  # type: ignore[arg-type]
               for user in ("vera", "ben") for layer in ("episodic", "semantic", "procedural", "summary")]
     parts.append(export_page(clients, world, None, vectors=False).text.split("\n", 1)[1])
     return "\n".join(parts)

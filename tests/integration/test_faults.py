@@ -44,10 +44,10 @@ def remembered(clients: Clients) -> Clients:
     """A world whose events went through enrichment with every part up."""
     events = _events("seen", "My name is Dana and I live in Lisbon.", "I work at Acme Robotics on drones.",
                      "My sister Marta plays the cello in Porto.")
-    ingest_events(clients, WORLD, IngestRequest.model_validate({"events": events}))
+    ingest_events(clients, clients.world(WORLD), IngestRequest.model_validate({"events": events}))
     ids = [e["event_id"] for e in events]
-    resolve_events(clients, WORLD, ids)
-    extract_events(clients, WORLD, ids)
+    resolve_events(clients, clients.world(WORLD), ids)
+    extract_events(clients, clients.world(WORLD), ids)
     index_pending(clients, WORLD, ids)
     return clients
 

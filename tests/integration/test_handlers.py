@@ -40,8 +40,8 @@ def test_ingest_accepts_the_sample_batch_and_api_answers_the_sample_question_fro
     from engram.enrichment.extract import extract_events, index_pending
     from engram.enrichment.resolve import resolve_events
 
-    resolve_events(installed, "demo", ["sample-1"])
-    extract_events(installed, "demo", ["sample-1"])
+    resolve_events(installed, installed.world("demo"), ["sample-1"])
+    extract_events(installed, installed.world("demo"), ["sample-1"])
     index_pending(installed, "demo", ["sample-1"])
 
     status, body = _call("api", load_event("api/post_query.json"))

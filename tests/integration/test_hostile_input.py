@@ -102,8 +102,8 @@ def stored(api: httpx.Client) -> dict[str, str]:
         assert accepted.status_code == 202, accepted.text
         assert accepted.json()["accepted"] == len(batch)
     c = get_clients()
-    resolve_events(c, WORLD, ids)
-    extract_events(c, WORLD, ids)
+    resolve_events(c, c.world(WORLD), ids)
+    extract_events(c, c.world(WORLD), ids)
     index_pending(c, WORLD, ids)
     return contents
 

@@ -41,7 +41,7 @@ def test_ten_concurrent_replays_of_a_batch_store_it_once_and_enrich_it_once(clie
     clients.workflows = RecordingWorkflows()
     batch = _hundred("race")
     with ThreadPoolExecutor(max_workers=5) as pool:
-        responses = list(pool.map(lambda _: ingest_events(clients, "w-race", batch), range(10)))
+        responses = list(pool.map(lambda _: ingest_events(clients, clients.world("w-race"), batch), range(10)))
     assert _count(clients, "w-race") == 100
     assert sum(r.accepted for r in responses) == 100
     assert sum(r.duplicates for r in responses) == 900
@@ -52,22 +52,22 @@ def test_ten_concurrent_replays_of_a_batch_store_it_once_and_enrich_it_once(clie
 def test_an_id_repeated_inside_one_batch_is_stored_once_and_reported_as_a_duplicate(clients: Clients) -> None:
     clients.workflows = RecordingWorkflows()
     event = {"event_id": "twice", "user_id": "dana", "conversation_id": "c1", "role": "user", "content": "Hello"}
-    response = ingest_events(clients, "w-twice", IngestRequest.model_validate({"events": [event, event]}))
+    response = ingest_events(clients, clients.world("w-twice"), IngestRequest.model_validate({"events": [event, event]}))
     assert [e.duplicate for e in response.events] == [False, True]
     assert _count(clients, "w-twice") == 1
 
 
 def test_a_lost_enrichment_start_keeps_the_events_pending_until_the_sweep_starts_it(clients: Clients) -> None:
     clients.workflows = RecordingWorkflows(fail=True)
-    response = ingest_events(clients, "w-sweep", _hundred("lost"), now=T0)
+    response = ingest_events(clients, clients.world("w-sweep"), _hundred("lost"), now=T0)
     assert response.accepted == 100 and response.enrichment_id is None
     stored = clients.store.get_event("w-sweep", "lost-0")
     assert stored is not None and stored.enrichment_status == "pending"
 
     clients.workflows = RecordingWorkflows()
-    early = sweep_stalled(clients, "w-sweep", now=T0 + timedelta(seconds=10))
+    early = sweep_stalled(clients, clients.world("w-sweep"), now=T0 + timedelta(seconds=10))
     assert early.events == 0  # within the grace period the original start may still be on its way
-    result = sweep_stalled(clients, "w-sweep", now=T0 + timedelta(minutes=10))
+    result = sweep_stalled(clients, clients.world("w-sweep"), now=T0 + timedelta(minutes=10))
     assert result.events == 100 and len(result.enrichment_ids) == 1 and result.not_started == 0
     assert clients.workflows.enrichments[0][0] == "w-sweep"  # type: ignore[attr-defined]
     assert sorted(clients.workflows.enrichments[0][1]) == sorted(f"lost-{i}" for i in range(100))  # type: ignore[attr-defined]
@@ -76,7 +76,7 @@ def test_a_lost_enrichment_start_keeps_the_events_pending_until_the_sweep_starts
 def test_the_scheduled_plan_sweeps_stalled_events_of_every_world_and_failed_ones_only_on_request(
         clients: Clients) -> None:
     clients.workflows = RecordingWorkflows(fail=True)
-    ingest_events(clients, "w-sched", IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world("w-sched"), IngestRequest.model_validate({"events": [
         {"event_id": "s1", "user_id": "u", "conversation_id": "c", "role": "user", "content": "Hi there"}]}), now=T0)
     clients.store.set_enrichment("w-sweep", ["lost-0"], "failed", error="LLMUnavailable: overloaded")
     clients.workflows = RecordingWorkflows()
@@ -84,7 +84,7 @@ def test_the_scheduled_plan_sweeps_stalled_events_of_every_world_and_failed_ones
     run = plan(clients, None, now=later)
     started_worlds = {w for w, _, _ in clients.workflows.enrichments}  # type: ignore[attr-defined]
     assert "w-sched" in started_worlds and run.enrichments_restarted >= 1
-    retried = sweep_stalled(clients, "w-sweep", include_failed=True, now=later)
+    retried = sweep_stalled(clients, clients.world("w-sweep"), include_failed=True, now=later)
     assert retried.events >= 1
     event = clients.store.get_event("w-sweep", "lost-0")
     assert event is not None and event.enrichment_status == "pending" and event.enrichment_error is None
@@ -118,7 +118,7 @@ def test_concurrent_batches_with_overlapping_ids_in_different_orders_store_each_
         meeting = dataclasses.replace(clients, store=_Together(clients.store, len(batches)),  # type: ignore[arg-type]
                                       workflows=RecordingWorkflows())
         with ThreadPoolExecutor(max_workers=len(batches)) as pool:  # no deadlock: every batch is acknowledged
-            responses = list(pool.map(partial(ingest_events, meeting, "w-overlap"), batches))
+            responses = list(pool.map(partial(ingest_events, meeting, meeting.world("w-overlap")), batches))
         accepted = [e.event_id for r in responses for e in r.events if not e.duplicate]
         assert sorted(accepted) == sorted(ids)  # each event stored by exactly one batch...
         assert sum(r.duplicates for r in responses) == 3 * len(ids)  # ...and flagged a duplicate in the others

@@ -46,10 +46,10 @@ SMALL_TALK = [
 def _say(clients: Clients, conversation: str, role: str, text: str, *, world: str = WORLD) -> tuple[str, dict[str, int]]:
     """One message, ingested as its own batch and taken through the extract step."""
     event_id = f"m{next(_ids):03d}"
-    ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": event_id, "user_id": "maya", "conversation_id": conversation, "role": role, "content": text,
          "occurred_at": (T0 + timedelta(minutes=next(_minutes))).isoformat()}]}))
-    return event_id, extract_events(clients, world, [event_id])
+    return event_id, extract_events(clients, clients.world(world), [event_id])
 
 
 def _script(clients: Clients, conversation: str, script: Sequence[tuple[str, str]]) -> list[tuple[str, dict[str, int]]]:
@@ -100,7 +100,7 @@ def test_a_model_that_is_down_skips_the_check_without_failing_the_step_and_a_re_
     assert [counts["inflections"] for _id, counts in said] == [0] * 5
     state = clients.store.insight_state(WORLD, "outage")
     assert state is not None and state.checked_turn == 0  # not marked checked: nothing was read
-    assert extract_events(clients, WORLD, [said[-1][0]])["inflections"] == 1
+    assert extract_events(clients, clients.world(WORLD), [said[-1][0]])["inflections"] == 1
     inflection = clients.store.current_inflection(WORLD, "outage")
     assert inflection is not None and inflection.turn == 3
 
@@ -156,7 +156,7 @@ def test_re_running_the_extract_step_stores_nothing_new(
               {c: clients.store.current_inflection(WORLD, c) for c in ("research", "planning")},
               {c: clients.store.insight_state(WORLD, c) for c in ("research", "planning")})
     for said in (research, planning):
-        counts = extract_events(clients, WORLD, [event_id for event_id, _counts in said])
+        counts = extract_events(clients, clients.world(WORLD), [event_id for event_id, _counts in said])
         assert (counts["inflections"], counts["interventions"]) == (0, 0)
     after = ({c: clients.store.list_interventions(WORLD, c) for c in ("research", "planning")},
              {c: clients.store.current_inflection(WORLD, c) for c in ("research", "planning")},

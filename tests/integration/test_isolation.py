@@ -73,8 +73,8 @@ def iso(pg_store: Any, pg_url: str) -> Iterator[tuple[Clients, httpx.Client, dic
                                          "content": "Rui Costa works at Atlas Labs in Lisbon."}] if world == A else [])
             assert api.post(f"/v1/worlds/{world}/events", json={"events": events}).status_code == 202
             ids = [e["event_id"] for e in events]
-            resolve_events(clients, world, ids)
-            extract_events(clients, world, ids)
+            resolve_events(clients, clients.world(world), ids)
+            extract_events(clients, clients.world(world), ids)
             index_pending(clients, world, ids)
             assert api.post(f"/v1/worlds/{world}/queries", json={"user_id": "ana", "question": "Where do I live?"}
                             ).status_code == 200
@@ -320,7 +320,7 @@ def test_every_capability_naming_a_world_b_id_is_rejected_and_every_text_capabil
             except CapabilityRejected:
                 rejected += 1
                 continue
-            items = capabilities.execute(clients, context, "ana", typed)
+            items = capabilities.execute(clients, clients.world(context.world_id), context, "ana", typed)
             assert_no_leak(str([i.model_dump() for i in items]), b, f"{name}({params})")
             ran += 1
     assert rejected >= 7 and ran >= 3
@@ -404,8 +404,8 @@ def users(iso: tuple[Clients, httpx.Client, dict[str, Any]], pg_url: str
     for user in ("alice", "uma"):
         assert api.post(f"/v1/worlds/{U}/events", json={"events": _user_events(user)}).status_code == 202
         ids = [e["event_id"] for e in _user_events(user)]
-        resolve_events(clients, U, ids)
-        extract_events(clients, U, ids)
+        resolve_events(clients, clients.world(U), ids)
+        extract_events(clients, clients.world(U), ids)
         index_pending(clients, U, ids)
     assert api.post(f"/v1/worlds/{U}/queries", json={"user_id": "alice", "question": "Where do I live?"}
                     ).status_code == 200
@@ -494,7 +494,7 @@ def test_every_capability_run_for_a_user_holds_nothing_of_another_user_of_the_wo
             except CapabilityRejected:
                 rejected += 1
                 continue
-            items = capabilities.execute(clients, context, "uma", typed)
+            items = capabilities.execute(clients, clients.world(context.world_id), context, "uma", typed)
             sent = [params, *named_entities(alice, params)]  # an entity asked for by id comes back with its name
             if name in LISTINGS:  # the world's entities, as bare summaries only
                 assert all(i.kind == "summary" or (i.kind == "entity" and not i.full) for i in items), name
@@ -598,11 +598,11 @@ def test_the_owner_still_reads_her_relationships_and_a_world_level_caller_reads_
             assert value in answer["content"], (question, answer)
     context = uma_context(clients, alice)
     typed = capabilities.offer(context).validate(InfoRequest(capability="expand_entity", params={"entity_id": ali}))
-    (record,) = capabilities.execute(clients, context, "alice", typed)
+    (record,) = capabilities.execute(clients, clients.world(context.world_id), context, "alice", typed)
     assert all(v in record.text for v in ("Zanzibarville", "Quorvex Industries", "Thaddeus Vorn manager of alice"))
     typed = capabilities.offer(context).validate(InfoRequest(capability="find_path", params={
         "from_entity_id": ali, "to_entity_id": thad}))
-    assert [i.text for i in capabilities.execute(clients, context, "alice", typed)] == ["Thaddeus Vorn manager of alice"]
+    assert [i.text for i in capabilities.execute(clients, clients.world(context.world_id), context, "alice", typed)] == ["Thaddeus Vorn manager of alice"]
     mine = api.get(f"/v1/worlds/{U}/entities/{ali}/relationships", params={"user_id": "alice"}).json()
     assert {"lives_in", "works_at", "manager_of", "has_dog", "friend_of"} <= {r["relation"] for r in mine}
     assert "neighbour_of" not in {r["relation"] for r in mine}  # uma's word, not alice's
@@ -662,8 +662,8 @@ def test_a_users_my_manager_is_resolved_through_their_own_words_never_through_an
             event = {"event_id": f"{user}-c{i}", "user_id": user, "conversation_id": f"c-{user}", "role": "user",
                      "content": text}
             assert api.post(f"/v1/worlds/{world}/events", json={"events": [event]}).status_code == 202
-            resolve_events(clients, world, [event["event_id"]])
-            extract_events(clients, world, [event["event_id"]])
+            resolve_events(clients, clients.world(world), [event["event_id"]])
+            extract_events(clients, clients.world(world), [event["event_id"]])
     mentions = {(m.event_id, m.text): m for m in clients.store.recorded_mentions(world, ["uma-c0", "vic-c1"])}
     thaddeus = clients.store.find_entity_by_name(world, "Thaddeus Vorn")
     assert thaddeus is not None

@@ -175,10 +175,10 @@ def test_an_index_shared_by_worlds_left_by_an_earlier_version_is_split_by_world_
 
 def _drive(clients: Clients, world: str, events: list[dict[str, str]]) -> None:
     """Events ingested and enriched, their documents indexed through the outbox."""
-    ingest_events(clients, world, IngestRequest.model_validate({"events": events}))
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events}))
     ids = [e["event_id"] for e in events]
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids)
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids)
     index_pending(clients, world, ids)
 
 
@@ -195,7 +195,7 @@ def test_an_event_whose_id_is_an_entitys_keeps_the_entity_findable_through_enric
             "content": "Nothing to see here, just weather talk."}])
     assert {(h.kind, h.doc_id) for h in clients.index.search("ids", "Priya OR weather")} >= {
         ("entity", entity.doc_id), ("event", entity.doc_id)}
-    erase_user(clients, "ids", "eve")
+    erase_user(clients, clients.world("ids"), "eve")
     found = {(h.kind, h.doc_id) for h in clients.index.search("ids", "Priya OR weather")}
     assert ("entity", entity.doc_id) in found and ("event", entity.doc_id) not in found
 

@@ -39,11 +39,11 @@ def say(clients: Clients, world: str, *texts: str, user: str = "dana", conversat
     """Ingest the user's turns a minute apart and run the enrichment steps on them."""
     n = next(_seq)
     ids = [f"{world}-{n}-{i}" for i in range(len(texts))]
-    ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": eid, "user_id": user, "conversation_id": conversation, "role": "user", "content": text,
          "occurred_at": (at + timedelta(minutes=i)).isoformat()} for i, (eid, text) in enumerate(zip(ids, texts, strict=True))]}))
-    resolve_events(clients, world, ids)
-    counts = extract_events(clients, world, ids, now=at + timedelta(hours=1))
+    resolve_events(clients, clients.world(world), ids)
+    counts = extract_events(clients, clients.world(world), ids, now=at + timedelta(hours=1))
     if index:
         index_pending(clients, world, ids)
     return counts
@@ -262,13 +262,13 @@ def test_invalid_model_output_twice_fails_only_its_window_and_keeps_its_events(c
     llm = AnthropicLLM(client, model="claude-sonnet-4-5", fast_model="claude-haiku-4-5")
     real = with_llm(clients, llm)
     world = "lc-invalid"
-    ingest_events(real, world, IngestRequest.model_validate({"events": [
+    ingest_events(real, real.world(world), IngestRequest.model_validate({"events": [
         {"event_id": "inv-1", "user_id": "dana", "conversation_id": "c1", "role": "user",
          "content": "I live in Lisbon.", "occurred_at": T0.isoformat()},
         {"event_id": "inv-2", "user_id": "dana", "conversation_id": "c2", "role": "user",
          "content": "I prefer window seats.", "occurred_at": (T0 + timedelta(minutes=1)).isoformat()}]}))
-    resolve_events(real, world, ["inv-1", "inv-2"])
-    counts = extract_events(real, world, ["inv-1", "inv-2"])
+    resolve_events(real, real.world(world), ["inv-1", "inv-2"])
+    counts = extract_events(real, real.world(world), ["inv-1", "inv-2"])
     index_pending(real, world, ["inv-1", "inv-2"])
 
     # The first window: asked, retried once, given up; the second: asked once.
@@ -310,11 +310,11 @@ def test_a_model_that_is_down_fails_the_step_before_anything_is_written(clients:
 
     world = "lc-down"
     down = with_llm(clients, Down())
-    ingest_events(down, world, IngestRequest.model_validate({"events": [
+    ingest_events(down, down.world(world), IngestRequest.model_validate({"events": [
         {"event_id": "down-1", "user_id": "dana", "conversation_id": "c1", "role": "user",
          "content": "I live in Lisbon.", "occurred_at": T0.isoformat()}]}))
     with pytest.raises(LLMUnavailable):  # the state machine retries it, then its catch marks the events failed
-        extract_events(down, world, ["down-1"])
+        extract_events(down, down.world(world), ["down-1"])
     assert down.store.get_event(world, "down-1") is not None
     assert clients.store.user_memories(world, "dana", "semantic", 10) == []
     say(clients, world, "I live in Lisbon.")  # the model is back: the same path works

@@ -25,7 +25,7 @@ _databases = itertools.count()
 @pytest.fixture
 def fresh_url(pg_server: object) -> str:
     """An empty database of its own, for a test that migrates it step by step."""
-    from engram.local.database import ensure_database
+    from engram.adapters.postgres.embedded import ensure_database
 
     return ensure_database(pg_server, f"migrate_{os.getpid()}_{next(_databases)}")
 

@@ -69,12 +69,12 @@ def source(clients: Clients) -> Clients:
             {"event_id": f"{user}-{i}", "user_id": user, "conversation_id": f"{user}-c", "role": "user",
              "content": text, "occurred_at": (T0 + timedelta(days=i)).isoformat()}
             for i, text in enumerate(lines)]})
-        ids = [e.event_id for e in ingest_events(clients, WORLD, batch).events]
-        resolve_events(clients, WORLD, ids)
-        extract_events(clients, WORLD, ids)
+        ids = [e.event_id for e in ingest_events(clients, clients.world(WORLD), batch).events]
+        resolve_events(clients, clients.world(WORLD), ids)
+        extract_events(clients, clients.world(WORLD), ids)
         index_pending(clients, WORLD, ids)
-    run = plan(clients, WORLD)
-    finish_run(clients, run.run_id, [consolidate_scope(clients, scope) for scope in run.scopes])
+    run = plan(clients, clients.world(WORLD))
+    finish_run(clients, run.run_id, [consolidate_scope(clients, clients.world(scope.world_id), scope) for scope in run.scopes])
     index_pending(clients, WORLD)
     for user in STATEMENTS:
         submit_query(clients, WORLD, QueryRequest(user_id=user, question="Where do I work?"))
@@ -109,7 +109,7 @@ def _records(lines: list[str]) -> list[dict]:
 
 def _hits(clients: Clients, world: str) -> list[list[tuple[str, float, dict[str, int]]]]:
     return [[(h.doc_id, round(h.score, 6), dict(h.ranks))
-             for h in search(clients, world, q, user_id=user, limit=10).hits] for q, user in SEARCHES]
+             for h in search(clients, clients.world(world), q, user_id=user, limit=10).hits] for q, user in SEARCHES]
 
 
 def _rebuilt_index(clients: Clients, world: str, directory: Path) -> Clients:
@@ -225,7 +225,7 @@ def test_a_user_export_imports_on_its_own(source: Clients, fresh: Clients) -> No
     lines = export_page(source, WORLD, "ben").lines
     result = import_document(fresh, "port-ben", lines)
     assert result.inserted["event"] == len(STATEMENTS["ben"])
-    hits = search(fresh, "port-ben", "Where does Ben work?", user_id="ben").hits
+    hits = search(fresh, fresh.world("port-ben"), "Where does Ben work?", user_id="ben").hits
     assert any("Olivo" in h.text for h in hits)
 
 

@@ -22,12 +22,13 @@ pytestmark = pytest.mark.integration
 
 def _drive(clients: Clients, world_id: str, query_id: str) -> loop.FinalState:
     """What engram-query does: Init, Ask, (Fulfil, Ask)*, Force when out of requests, Finish."""
-    state = loop.ask(clients, loop.init(clients, loop.LoopState(world_id=world_id, query_id=query_id)))
+    world = clients.world(world_id)
+    state = loop.ask(clients, world, loop.init(clients, world, loop.LoopState(world_id=world_id, query_id=query_id)))
     while state.outcome == "needs_more_info":
         if state.remaining_info_requests <= 0:
-            state = loop.force(clients, state)
+            state = loop.force(clients, world, state)
             break
-        state = loop.ask(clients, loop.fulfil(clients, state))
+        state = loop.ask(clients, world, loop.fulfil(clients, world, state))
     return loop.finish(clients, state)
 
 
@@ -44,16 +45,16 @@ def world(clients: Clients) -> str:
                           for n, (i, t) in enumerate(events)]}
     from engram.model.events import IngestRequest
 
-    ingest_events(clients, "wq", IngestRequest.model_validate(request))
+    ingest_events(clients, clients.world("wq"), IngestRequest.model_validate(request))
     ids = [i for i, _ in events]
-    resolve_events(clients, "wq", ids)
-    extract_events(clients, "wq", ids)
+    resolve_events(clients, clients.world("wq"), ids)
+    extract_events(clients, clients.world("wq"), ids)
     index_pending(clients, "wq", ids)
     return "wq"
 
 
 def test_fused_search_finds_the_event_that_states_a_fact(clients: Clients, world: str) -> None:
-    result = search(clients, world, "Where does Dana live?", user_id="dana")
+    result = search(clients, clients.world(world), "Where does Dana live?", user_id="dana")
     assert "q1" in [h.doc_id for h in result.hits]
     assert any("lives in Lisbon" in h.text for h in result.hits[:3])
     assert result.interpretation and result.search_time_ms > 0
@@ -85,20 +86,20 @@ def test_an_unanswerable_question_asks_for_more_then_is_forced_and_admits_it(cli
 def test_the_first_context_holds_entities_as_summaries_and_expanding_one_brings_its_full_record(
         clients: Clients, world: str) -> None:
     query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana live?"))
-    state = loop.init(clients, loop.LoopState(world_id=world, query_id=query.query_id))
+    state = loop.init(clients, clients.world(world), loop.LoopState(world_id=world, query_id=query.query_id))
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     dana = clients.store.find_entity_by_name(world, "dana")
     assert dana is not None and dana.entity_id in context.summary_entity_ids()
     assert context.stats().entity_summaries >= 1 and context.stats().full_entities == 0
 
-    state = loop.ask(clients, state)  # the offline model: Dana is named and only a summary, so expand her first
+    state = loop.ask(clients, clients.world(state.world_id), state)  # the offline model: Dana is named and only a summary, so expand her first
     assert state.outcome == "needs_more_info"
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     assert [(r.capability, r.params) for r in context.pending_requests] == [
         ("expand_entity", {"entity_id": dana.entity_id})]
-    state = loop.ask(clients, loop.fulfil(clients, state))
+    state = loop.ask(clients, clients.world(state.world_id), loop.fulfil(clients, clients.world(state.world_id), state))
     final = loop.finish(clients, state)
 
     context = clients.store.load_context(world, query.query_id)
@@ -152,7 +153,7 @@ def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> No
 # ---------------------------------------------------------------- capabilities, constrained to the context
 def _offer(clients: Clients, world: str) -> tuple[QueryContext, capabilities.Offer]:
     query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana work?"))
-    loop.init(clients, loop.LoopState(world_id=world, query_id=query.query_id))
+    loop.init(clients, clients.world(world), loop.LoopState(world_id=world, query_id=query.query_id))
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     return context, capabilities.offer(context)
@@ -186,7 +187,7 @@ def test_each_capability_reads_the_real_store_and_returns_context_items(clients:
 
     def run(capability: str, **params: object) -> list[str]:
         typed = capabilities.offer(context).validate(InfoRequest(capability=capability, params=params))  # type: ignore[arg-type]
-        items = capabilities.execute(clients, context, "dana", typed)
+        items = capabilities.execute(clients, clients.world(context.world_id), context, "dana", typed)
         context.merge(items)
         return [i.text for i in items]
 

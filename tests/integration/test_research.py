@@ -32,12 +32,12 @@ QUESTION = "Where does Dana work and who is her boss?"
 
 def _say(clients: Clients, world: str, user: str, at: datetime, *texts: str) -> None:
     ids = [f"{world}-{user}-{at:%j%H%M}-{n}" for n in range(len(texts))]
-    ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": i, "user_id": user, "conversation_id": f"c-{user}", "role": "user", "content": t,
          "occurred_at": (at + timedelta(minutes=n)).isoformat()}
         for n, (i, t) in enumerate(zip(ids, texts, strict=True))]}))
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids, now=at + timedelta(hours=1))
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids, now=at + timedelta(hours=1))
     index_pending(clients, world, ids)
 
 
@@ -141,11 +141,12 @@ def test_a_request_naming_an_id_the_context_does_not_hold_is_skipped_not_fatal(c
 
 def test_each_research_step_is_idempotent_on_its_iteration(clients: Clients, world: str) -> None:
     query = submit_query(clients, WORLD, QueryRequest(user_id="dana", question=QUESTION, mode="research"))
-    planned = research.plan(clients, loop.init(clients, loop.LoopState(world_id=WORLD, query_id=query.query_id)))
-    gathered = research.gather(clients, planned)
-    again = research.gather(clients, planned)  # Express runs at least once: a replay changes nothing
+    planned = research.plan(clients, clients.world(WORLD),
+                            loop.init(clients, clients.world(WORLD), loop.LoopState(world_id=WORLD, query_id=query.query_id)))
+    gathered = research.gather(clients, clients.world(planned.world_id), planned)
+    again = research.gather(clients, clients.world(planned.world_id), planned)  # Express runs at least once: a replay changes nothing
     assert again == gathered
-    assert research.evaluate(clients, gathered) == research.evaluate(clients, gathered)
+    assert research.evaluate(clients, clients.world(gathered.world_id), gathered) == research.evaluate(clients, clients.world(gathered.world_id), gathered)
     stored = clients.store.get_query(WORLD, query.query_id)
     assert stored is not None
     assert [t.step for t in stored.trace] == ["init", "plan", "gather", "evaluate"]

@@ -38,12 +38,12 @@ def say(clients: Clients, world: str, *texts: str, user: str = "dana", conversat
     """Ingest one user turn per text (a minute apart), then the resolve step (and the extract step)."""
     start = T0 + timedelta(hours=next(_ids))
     ids = [f"{world}-e{next(_ids)}" for _ in texts]
-    ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": eid, "user_id": user, "conversation_id": conversation, "role": "user", "content": text,
          "occurred_at": (start + timedelta(minutes=i)).isoformat()} for i, (eid, text) in enumerate(zip(ids, texts, strict=True))]}))
-    resolve_events(clients, world, ids)
+    resolve_events(clients, clients.world(world), ids)
     if enrich:
-        extract_events(clients, world, ids)
+        extract_events(clients, clients.world(world), ids)
     return ids
 
 
@@ -140,7 +140,7 @@ def test_settling_a_disambiguation_learns_the_users_alias_and_the_next_mention_t
                         enrich=False)
     waiting = mention(clients, "w-settle", first, "Katherine Johns")
 
-    settled = settle_disambiguation(clients, "w-settle", waiting.mention_id, SettleRequest(entity_id=johnston))
+    settled = settle_disambiguation(clients, clients.world("w-settle"), waiting.mention_id, SettleRequest(entity_id=johnston))
 
     assert (settled.mention.method, settled.mention.entity_id) == ("user", johnston)
     assert settled.alias.user_id == "dana" and settled.alias.confidence == pytest.approx(0.95)
@@ -150,14 +150,14 @@ def test_settling_a_disambiguation_learns_the_users_alias_and_the_next_mention_t
     assert (mention(clients, "w-settle", later, "Katherine Johns").method,
             mention(clients, "w-settle", later, "Katherine Johns").entity_id) == ("alias", johnston)
     with pytest.raises(Conflict):
-        settle_disambiguation(clients, "w-settle", waiting.mention_id, SettleRequest(entity_id=johnston))
+        settle_disambiguation(clients, clients.world("w-settle"), waiting.mention_id, SettleRequest(entity_id=johnston))
 
 
 def test_a_user_may_answer_none_of_them_and_get_a_new_entity(clients: Clients) -> None:
     entity(clients, "w-new", "Katherine Johnson")
     entity(clients, "w-new", "Katherine Johnston")
     [e1] = say(clients, "w-new", "Katherine Johns sent the report.", enrich=False)
-    settled = settle_disambiguation(clients, "w-new", mention(clients, "w-new", e1, "Katherine Johns").mention_id,
+    settled = settle_disambiguation(clients, clients.world("w-new"), mention(clients, "w-new", e1, "Katherine Johns").mention_id,
                                     SettleRequest(new_entity=True))
     assert settled.entity.name == "Katherine Johns" and settled.mention.entity_id == settled.entity.entity_id
 
@@ -195,7 +195,7 @@ def test_resolving_a_batch_again_changes_nothing(clients: Clients) -> None:
     entity(clients, "w-again", "Globex Corporation", "organization")
     [e1] = say(clients, "w-again", "Globex Corporations and Mira Vale met.", enrich=False)
     before = clients.store.recorded_mentions("w-again", [e1])
-    counts = resolve_events(clients, "w-again", [e1])
+    counts = resolve_events(clients, clients.world("w-again"), [e1])
     assert counts["mentions"] == 0
     assert clients.store.recorded_mentions("w-again", [e1]) == before
 
@@ -409,10 +409,10 @@ def test_a_disambiguation_cannot_be_settled_with_another_worlds_entity(clients: 
     entity(clients, "w-near", "Katherine Johnston")
     [e1] = say(clients, "w-near", "Katherine Johns sent the report.", enrich=False)
     with pytest.raises(NotFound):
-        settle_disambiguation(clients, "w-near", mention(clients, "w-near", e1, "Katherine Johns").mention_id,
+        settle_disambiguation(clients, clients.world("w-near"), mention(clients, "w-near", e1, "Katherine Johns").mention_id,
                               SettleRequest(entity_id=elsewhere))
     with pytest.raises(NotFound):  # nor another world's mention
-        settle_disambiguation(clients, "w-far", mention(clients, "w-near", e1, "Katherine Johns").mention_id,
+        settle_disambiguation(clients, clients.world("w-far"), mention(clients, "w-near", e1, "Katherine Johns").mention_id,
                               SettleRequest(entity_id=elsewhere))
 
 
@@ -456,12 +456,12 @@ def test_paths_join_entities_through_their_relationships(clients: Clients) -> No
     sam = mention(clients, "w-path", e1, "Sam Carter").entity_id
     acme = clients.store.find_entity_by_name("w-path", "Acme Robotics")
     assert sam is not None and acme is not None
-    [path] = find_paths(clients, "w-path", sam, acme.entity_id, max_length=3, limit=5)
+    [path] = find_paths(clients, clients.world("w-path"), sam, acme.entity_id, max_length=3, limit=5)
     assert path.names == ["Sam Carter", "dana", "Acme Robotics"]
     assert [r.relation for r in path.relationships] == ["boss_of", "works_at"]
     assert path.confidence == pytest.approx(path.relationships[0].confidence * path.relationships[1].confidence,
                                             abs=1e-3)
-    assert find_paths(clients, "w-path", sam, acme.entity_id, max_length=1, limit=5) == []
+    assert find_paths(clients, clients.world("w-path"), sam, acme.entity_id, max_length=1, limit=5) == []
 
 
 def test_an_entity_comes_with_its_aliases_facts_and_relationships(clients: Clients) -> None:
@@ -470,18 +470,18 @@ def test_an_entity_comes_with_its_aliases_facts_and_relationships(clients: Clien
     assert sam is not None
     clients.store.add_alias(EntityAlias(world_id="w-detail", entity_id=sam, alias="Sammy", user_id="omar",
                                         confidence=0.9, source="user"))
-    detail = entity_detail(clients, "w-detail", sam)
+    detail = entity_detail(clients, clients.world("w-detail"), sam)
     assert {a.alias for a in detail.alias_details} == {"Sam Carter", "Sammy"}
     assert [f.predicate for f in detail.facts] == ["boss_of"] and [r.relation for r in detail.relationships] == [
         "boss_of"]
-    assert {a.alias for a in entity_detail(clients, "w-detail", sam, user_id="dana").alias_details} == {"Sam Carter"}
+    assert {a.alias for a in entity_detail(clients, clients.world("w-detail"), sam, user_id="dana").alias_details} == {"Sam Carter"}
 
 
 def test_entities_are_found_by_name_alias_misspelling_and_definition(clients: Clients) -> None:
     robert = entity(clients, "w-find", "Robert Brown", "person", ("Bob", 0.9, None))
     acme = entity(clients, "w-find", "Acme Robotics", "organization")
-    assert [e.entity_id for e in find_entities(clients, "w-find", "robert", None, 10)] == [robert]
-    assert [e.entity_id for e in find_entities(clients, "w-find", "bob", None, 10)] == [robert]
-    assert [e.entity_id for e in find_entities(clients, "w-find", "Acme Robotcs", None, 10)] == [acme]
-    assert [e.entity_id for e in find_entities(clients, "w-find", None, "organization", 10)] == [acme]
-    assert find_entities(clients, "w-find", "robert", "organization", 10) == []
+    assert [e.entity_id for e in find_entities(clients, clients.world("w-find"), "robert", None, 10)] == [robert]
+    assert [e.entity_id for e in find_entities(clients, clients.world("w-find"), "bob", None, 10)] == [robert]
+    assert [e.entity_id for e in find_entities(clients, clients.world("w-find"), "Acme Robotcs", None, 10)] == [acme]
+    assert [e.entity_id for e in find_entities(clients, clients.world("w-find"), None, "organization", 10)] == [acme]
+    assert find_entities(clients, clients.world("w-find"), "robert", "organization", 10) == []

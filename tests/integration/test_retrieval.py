@@ -40,10 +40,10 @@ def _drive(clients: Clients, world: str, turns: Sequence[tuple[str, str, str, st
     events = [{"event_id": i, "user_id": who, "conversation_id": conv, "role": "user", "content": text,
                "occurred_at": (T0 + timedelta(minutes=n)).isoformat(), "metadata": {"speaker": who.capitalize()}}
               for n, (i, who, conv, text) in enumerate(turns)]
-    ingest_events(clients, world, IngestRequest.model_validate({"events": events}), now=T0)
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events}), now=T0)
     ids = [e["event_id"] for e in events]
-    resolve_events(clients, world, ids)
-    extract_events(clients, world, ids, now=T0)
+    resolve_events(clients, clients.world(world), ids)
+    extract_events(clients, clients.world(world), ids, now=T0)
     index_pending(clients, world, ids)
 
 
@@ -62,7 +62,7 @@ def _ids(result: object) -> list[str]:
 # ---------------------------------------------------------------- fused search
 def test_a_question_finds_the_turn_that_answers_it_with_its_brains_ranks_and_an_explanation(
         clients: Clients, world: str) -> None:
-    result = search(clients, world, "What did Dana share about adoption agencies?", user_id=None, now=NOW)
+    result = search(clients, clients.world(world), "What did Dana share about adoption agencies?", user_id=None, now=NOW)
     events = [h for h in result.hits if h.kind == "event"]
     assert events[0].doc_id == "r3"
     assert events[0].ranks.get("keyword") and events[0].ranks.get("semantic")
@@ -77,22 +77,22 @@ def test_a_question_finds_the_turn_that_answers_it_with_its_brains_ranks_and_an_
 def test_a_search_never_returns_another_worlds_data(clients: Clients, world: str) -> None:
     for query in ["adoption agencies", "Acme Robotics", "Who is Sam's sister?", '"support group"', "paint*",
                   "When did Dana go to the support group?"]:
-        result = search(clients, world, query, user_id=None, limit=50, now=NOW)
+        result = search(clients, clients.world(world), query, user_id=None, limit=50, now=NOW)
         assert result.hits, query
         assert not any(h.doc_id.startswith("x") for h in result.hits), query
         assert all(e.startswith("r") for h in result.hits for e in h.event_ids), query
 
 
 def test_the_user_filter_keeps_the_users_own_and_the_worlds_shared_documents(clients: Clients, world: str) -> None:
-    result = search(clients, world, "Acme Robotics robots Lisbon", user_id="dana", limit=50, now=NOW)
+    result = search(clients, clients.world(world), "Acme Robotics robots Lisbon", user_id="dana", limit=50, now=NOW)
     assert result.hits
     assert all(h.user_id in (None, "dana") for h in result.hits)
 
 
 def test_the_query_syntax_reaches_the_keyword_brain_as_written(clients: Clients, world: str) -> None:
-    phrase = search(clients, world, '"status reports"', user_id=None, now=NOW)
+    phrase = search(clients, clients.world(world), '"status reports"', user_id=None, now=NOW)
     assert phrase.keyword_query == '"status reports"' and phrase.hits[0].event_ids == ["r7"]
-    excluded = search(clients, world, "Acme AND NOT warehouse", user_id=None, limit=50, now=NOW)
+    excluded = search(clients, clients.world(world), "Acme AND NOT warehouse", user_id=None, limit=50, now=NOW)
     assert "r6" not in [h.doc_id for h in excluded.hits if h.ranks.get("keyword")]
 
 
@@ -104,14 +104,14 @@ def test_the_query_syntax_reaches_the_keyword_brain_as_written(clients: Clients,
 ])
 def test_the_query_is_read_and_its_brains_weighted_by_intent(clients: Clients, world: str, query: str,
                                                              intent: str, heaviest: str) -> None:
-    result = search(clients, world, query, user_id=None, now=NOW)
+    result = search(clients, clients.world(world), query, user_id=None, now=NOW)
     assert result.query_class == intent
     assert max(result.weights, key=result.weights.__getitem__) == heaviest
     assert intent.replace("_", " ") in result.interpretation
 
 
 def test_the_entities_a_question_names_seed_the_graph_brain(clients: Clients, world: str) -> None:
-    result = search(clients, world, "What does Priya do at Acme Robotics?", user_id=None, limit=20, now=NOW)
+    result = search(clients, clients.world(world), "What does Priya do at Acme Robotics?", user_id=None, limit=20, now=NOW)
     assert {e.name for e in result.entities} >= {"Priya", "Acme Robotics"}
     graph_found = [h.doc_id for h in result.hits if "graph" in h.ranks]
     assert "r4" in graph_found  # the turn naming both
@@ -205,7 +205,7 @@ def test_relationship_statistics_count_by_relation_and_find_the_hubs(clients: Cl
 
 def test_a_relationship_question_surfaces_connected_entities_as_serendipity(clients: Clients, world: str,
                                                                              chain: dict[str, str]) -> None:
-    result = search(clients, world, "Who is connected to Ann?", user_id=None, now=NOW)
+    result = search(clients, clients.world(world), "Who is connected to Ann?", user_id=None, now=NOW)
     assert result.query_class == "relationship"
     assert {e.entity_id for e in result.entities} == {chain["ann"]}
     suggested = {s.entity_id for s in result.serendipity}
@@ -226,13 +226,13 @@ def _conversation(clients: Clients, world: str, exchanges: int, extra: Sequence[
     for n, (event_id, content, _importance) in enumerate(extra):
         events.append({"event_id": event_id, "user_id": "lee", "conversation_id": "before", "role": "user",
                        "content": content, "occurred_at": (T0 - timedelta(days=10 - n)).isoformat()})
-    ingest_events(clients, world, IngestRequest.model_validate({"events": events}), now=T0)
-    extract_events(clients, world, [e["event_id"] for e in events], now=T0)
+    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events}), now=T0)
+    extract_events(clients, clients.world(world), [e["event_id"] for e in events], now=T0)
 
 
 def test_a_long_conversation_gives_its_latest_eight_turns_in_order(clients: Clients) -> None:
     _conversation(clients, "wc-long", 6, [("old1", "I planted tomatoes in the garden", 0.9)])
-    context = conversation_context(clients, "wc-long", "lee", "now", "What did I plant in the garden?", NOW)
+    context = conversation_context(clients, clients.world("wc-long"), "lee", "now", "What did I plant in the garden?", NOW)
     ids = [e.event_id for e in context.events]
     assert ids == ["u2", "a2", "u3", "a3", "u4", "a4", "u5", "a5"]
 
@@ -242,7 +242,7 @@ def test_a_short_conversation_adds_similar_then_important_past_turns_up_to_eight
             ("p3", "I always water the tomatoes at dawn", 0.9), ("p4", "Tomatoes need sun", 0.5),
             ("p5", "I work as a nurse", 0.9), ("p6", "The weather was nice", 0.5), ("p7", "I prefer tea", 0.9)]
     _conversation(clients, "wc-short", 2, past)
-    context = conversation_context(clients, "wc-short", "lee", "now", "Which tomatoes did I plant in the garden?", NOW)
+    context = conversation_context(clients, clients.world("wc-short"), "lee", "now", "Which tomatoes did I plant in the garden?", NOW)
     ids = [e.event_id for e in context.events]
     assert len(ids) == 8 and len(set(ids)) == 8
     assert {"u0", "a0", "u1", "a1"} <= set(ids)  # the whole conversation first
@@ -266,10 +266,10 @@ def test_web_results_come_first_only_when_the_input_calls_for_them_and_search_is
     _conversation(clients, "wc-web", 1)
     web = _FakeWeb()
     enabled = Clients(**{**clients.__dict__, "web": web})
-    current = conversation_context(enabled, "wc-web", "lee", "now", "What's the weather in Porto today?", NOW)
+    current = conversation_context(enabled, enabled.world("wc-web"), "lee", "now", "What's the weather in Porto today?", NOW)
     assert web.asked == ["What's the weather in Porto today?"]
     assert current.lines("lee", NOW)[:2] == ["Current information from the web:", "- Weather: Sunny in Porto"]
-    remembered = conversation_context(enabled, "wc-web", "lee", "now", "What did I say about the garden?", NOW)
+    remembered = conversation_context(enabled, enabled.world("wc-web"), "lee", "now", "What did I say about the garden?", NOW)
     assert remembered.web == [] and len(web.asked) == 1
-    off = conversation_context(clients, "wc-web", "lee", "now", "What's the weather in Porto today?", NOW)
+    off = conversation_context(clients, clients.world("wc-web"), "lee", "now", "What's the weather in Porto today?", NOW)
     assert off.web == []

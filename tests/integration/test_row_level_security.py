@@ -30,10 +30,10 @@ def populated(clients: Clients, pg_url: str) -> Clients:
                "occurred_at": datetime(2026, 3, 1, 9, i, tzinfo=UTC).isoformat()}
               for i, text in enumerate(["My name is Ana and I live in Lisbon.", "My boss Rui prefers tea.",
                                         "I decided to move to Porto next year. What do you think?"])]
-    result = ingest_events(clients, "rls-a", IngestRequest.model_validate({"events": events}))
+    result = ingest_events(clients, clients.world("rls-a"), IngestRequest.model_validate({"events": events}))
     ids = [e.event_id for e in result.events]
-    resolve_events(clients, "rls-a", ids)
-    extract_events(clients, "rls-a", ids)
+    resolve_events(clients, clients.world("rls-a"), ids)
+    extract_events(clients, clients.world("rls-a"), ids)
     index_pending(clients, "rls-a", ids)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("SET session_replication_role = replica")  # copies of single rows: no foreign keys to satisfy

@@ -27,8 +27,8 @@ def api(clients: Clients) -> Iterator[httpx.Client]:
                       for i, who, text in TURNS]
             assert client.post(f"/v1/worlds/{world}/events", json={"events": events}).status_code == 202
             ids = [i for i, _w, _t in TURNS]
-            resolve_events(clients, world, ids)
-            extract_events(clients, world, ids)
+            resolve_events(clients, clients.world(world), ids)
+            extract_events(clients, clients.world(world), ids)
             index_pending(clients, world, ids)
         yield client
 

@@ -25,7 +25,7 @@ WORLD = "ws"
 
 
 def _ingest(clients: Clients, *turns: tuple[str, str, str], conversation: str = "c1", minute: int = 0) -> list[str]:
-    ingest_events(clients, WORLD, IngestRequest.model_validate({"events": [
+    ingest_events(clients, clients.world(WORLD), IngestRequest.model_validate({"events": [
         {"event_id": eid, "user_id": "maya", "conversation_id": conversation, "role": role, "content": text,
          "occurred_at": (T0 + timedelta(minutes=minute + i)).isoformat()}
         for i, (eid, role, text) in enumerate(turns)]}))
@@ -33,8 +33,8 @@ def _ingest(clients: Clients, *turns: tuple[str, str, str], conversation: str = 
 
 
 def _extract(clients: Clients, ids: list[str]) -> dict[str, int]:
-    resolve_events(clients, WORLD, ids)
-    return extract_events(clients, WORLD, ids)
+    resolve_events(clients, clients.world(WORLD), ids)
+    return extract_events(clients, clients.world(WORLD), ids)
 
 
 def _typed(clients: Clients, conversation: str = "c1") -> list[tuple[str, str]]:
@@ -107,7 +107,7 @@ def test_a_step_that_loses_the_cursor_race_plans_again_and_loses_no_turn(
     ids = _ingest(clients, ("r1", "user", "Hello there, this is the kickoff."),
                   ("r2", "user", "The staging API is slow under load."), conversation="c3", minute=30)
     events = clients.store.get_events(WORLD, ids)
-    extract_signals(clients, WORLD, events[:1])  # r1, the first message: the cursor now exists
+    extract_signals(clients, clients.world(WORLD), events[:1])  # r1, the first message: the cursor now exists
     rival = clients.store.get_events(WORLD, _ingest(clients, ("r3", "user", "Budget review happens today."),
                                                     conversation="c3", minute=40))
     read = clients.store.signal_cursors
@@ -117,11 +117,11 @@ def test_a_step_that_loses_the_cursor_race_plans_again_and_loses_no_turn(
         cursors = read(world_id, conversation_ids)
         if not raced:  # between this step's read and its write, a rival step moves the cursor past r2
             raced.append(True)
-            extract_signals(clients, WORLD, rival)
+            extract_signals(clients, clients.world(WORLD), rival)
         return cursors
 
     monkeypatch.setattr(clients.store, "signal_cursors", read_then_race)
-    extract_signals(clients, WORLD, events[1:])
+    extract_signals(clients, clients.world(WORLD), events[1:])
     # r2 waited for a trigger when the write failed; planned again, it is behind the rival's watermark and read.
     assert ("Claim", "The staging API is slow under load.") in _typed(clients, "c3")
     cursor = read(WORLD, ["c3"])["c3"]

@@ -39,7 +39,7 @@ def world(workflow_clients: Clients, executions: Executions) -> str:
         events = [{"event_id": f"{c}-{i}", "user_id": user, "conversation_id": c, "role": "user", "content": text,
                    "occurred_at": (T0 + timedelta(minutes=30 * n + 10 * k + i)).isoformat()}
                   for k, (c, turns) in enumerate(conversations.items()) for i, text in enumerate(turns)]
-        enrichment_id = ingest_events(workflow_clients, WORLD, IngestRequest.model_validate({"events": events})
+        enrichment_id = ingest_events(workflow_clients, workflow_clients.world(WORLD), IngestRequest.model_validate({"events": events})
                                       ).enrichment_id
         assert enrichment_id is not None
         assert executions.wait(executions.named("engram-enrichment", enrichment_id))["status"] == "SUCCEEDED"

@@ -29,7 +29,7 @@ MACHINE = "engram-enrichment"
 
 def _ingest(clients: Clients, world: str, *texts: str) -> tuple[str, list[str]]:
     ids = [f"{world}-{i}" for i in range(len(texts))]
-    response = ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    response = ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": eid, "user_id": "omar", "conversation_id": "c1", "role": "user", "content": text}
         for eid, text in zip(ids, texts, strict=True)]}))
     assert response.enrichment_id is not None and response.accepted == len(texts)
@@ -38,7 +38,7 @@ def _ingest(clients: Clients, world: str, *texts: str) -> tuple[str, list[str]]:
 
 def _sweep_failed(clients: Clients, world: str) -> str:
     """`engram enrich --pending --failed`, past the grace period."""
-    result = sweep_stalled(clients, world, include_failed=True, now=utcnow() + timedelta(hours=1))
+    result = sweep_stalled(clients, clients.world(world), include_failed=True, now=utcnow() + timedelta(hours=1))
     [enrichment_id] = result.enrichment_ids
     return enrichment_id
 

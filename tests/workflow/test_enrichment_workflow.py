@@ -23,7 +23,7 @@ def _ingest(clients: Clients, world: str, *turns: tuple[str, str]) -> str:
     request = IngestRequest.model_validate({"events": [
         {"event_id": eid, "user_id": "dana", "conversation_id": "c1", "role": "user", "content": text,
          "occurred_at": (T0 + timedelta(minutes=i)).isoformat()} for i, (eid, text) in enumerate(turns)]})
-    response = ingest_events(clients, world, request)
+    response = ingest_events(clients, clients.world(world), request)
     assert response.enrichment_id is not None
     return response.enrichment_id
 

@@ -39,13 +39,13 @@ class _ErasedWhileReading(OfflineLLM):
                 predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
         if not self.erased and any(e.speaker == self.user_id for e in events):
             self.erased = True
-            erase_user(self.clients, WORLD, self.user_id)
+            erase_user(self.clients, self.clients.world(WORLD), self.user_id)
         return super().extract(events, known_entities, references=references, candidates=candidates,
                                predicates=predicates)
 
 
 def _ingest(clients: Clients, user: str, lines: Sequence[str], start: datetime) -> tuple[list[str], str]:
-    response = ingest_events(clients, WORLD, IngestRequest.model_validate({"events": [
+    response = ingest_events(clients, clients.world(WORLD), IngestRequest.model_validate({"events": [
         {"event_id": f"{user}-{i}", "user_id": user, "conversation_id": "shared", "role": "user", "content": text,
          "occurred_at": (start + timedelta(minutes=i)).isoformat()} for i, text in enumerate(lines)]}))
     assert response.enrichment_id is not None

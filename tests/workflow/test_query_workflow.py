@@ -36,7 +36,7 @@ def world(workflow_clients: Clients, executions: Executions) -> str:
     request = IngestRequest.model_validate({"events": [
         {"event_id": f"q{i + 1}", "user_id": "dana", "conversation_id": "c1", "role": "user", "content": text,
          "occurred_at": (T0 + timedelta(minutes=i)).isoformat()} for i, text in enumerate(turns)]})
-    enrichment_id = ingest_events(workflow_clients, WORLD, request).enrichment_id
+    enrichment_id = ingest_events(workflow_clients, workflow_clients.world(WORLD), request).enrichment_id
     assert enrichment_id is not None
     assert executions.wait(executions.named("engram-enrichment", enrichment_id))["status"] == "SUCCEEDED"
     return WORLD

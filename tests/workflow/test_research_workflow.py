@@ -45,7 +45,7 @@ def world(workflow_clients: Clients, executions: Executions) -> str:
         request = IngestRequest.model_validate({"events": [
             {"event_id": f"r{n}", "user_id": "dana", "conversation_id": "c1", "role": "user", "content": text,
              "occurred_at": (at + timedelta(minutes=n)).isoformat()}]})
-        enrichment_id = ingest_events(workflow_clients, WORLD, request).enrichment_id
+        enrichment_id = ingest_events(workflow_clients, workflow_clients.world(WORLD), request).enrichment_id
         assert enrichment_id is not None
         assert executions.wait(executions.named("engram-enrichment", enrichment_id))["status"] == "SUCCEEDED"
     assert len(workflow_clients.store.list_conflicts(WORLD, "open")) == 1

@@ -33,7 +33,7 @@ def runtime(cdk_cache: Path) -> Iterator[LocalWorkflowRuntime]:
 
 
 def _ingest(clients: Clients, world: str, event_id: str, text: str) -> str:
-    response = ingest_events(clients, world, IngestRequest.model_validate({"events": [
+    response = ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
         {"event_id": event_id, "user_id": "lena", "conversation_id": "c1", "role": "user", "content": text}]}))
     assert response.enrichment_id is not None
     return response.enrichment_id

@@ -114,7 +114,7 @@ def ingest_conversation(clients: Clients, conv: Conversation, advance: Callable[
     for events in by_session.values():
         for start in range(0, len(events), BATCH):
             batch = events[start:start + BATCH]
-            ingest_events(clients, world, IngestRequest.model_validate({"events": batch}))
+            ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": batch}))
             if advance is not None:
                 advance(len(batch))
     clients.workflows.start_consolidation(world)

@@ -134,7 +134,7 @@ def _engram_rankings(clients: Clients, conversations: list[Conversation],
     latencies: list[float] = []
     with progress.bar("searching with engram", sum(len(c.questions) for c in conversations)) as advance:
         for conv in conversations:
-            world = world_of(conv)
+            world = clients.world(world_of(conv))
             known = {t.dia_id for t in conv.turns}
             for qi, q in enumerate(conv.questions):
                 started = time.perf_counter()

@@ -24,8 +24,9 @@ class InlineWorkflows:
         from engram.enrichment.resolve import resolve_events
 
         assert self.clients is not None
-        resolve_events(self.clients, world_id, event_ids)
-        extract_events(self.clients, world_id, event_ids)
+        world = self.clients.world(world_id)
+        resolve_events(self.clients, world, event_ids)
+        extract_events(self.clients, world, event_ids)
         index_pending(self.clients, world_id, event_ids)
         return f"inline-{enrichment_id}"
 
@@ -39,8 +40,9 @@ class InlineWorkflows:
         from engram.consolidation.run import consolidate_scope, finish_run, plan
 
         assert self.clients is not None
-        run = plan(self.clients, world_id)
-        results = [consolidate_scope(self.clients, scope) for scope in run.scopes]
+        clients = self.clients
+        run = plan(clients, clients.world(world_id) if world_id else None)
+        results = [consolidate_scope(clients, clients.world(scope.world_id), scope) for scope in run.scopes]
         finish_run(self.clients, run.run_id, results)
         from engram.enrichment.extract import index_pending
 

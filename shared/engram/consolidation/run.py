@@ -24,6 +24,7 @@ from engram.enrichment.ingest import sweep_stalled
 from engram.memory.lifecycle import explained
 from engram.model.common import new_id, utcnow
 from engram.model.memories import ConfidenceFactors, MemorySummary, ProceduralMemory, SemanticMemory
+from engram.model.world import World
 from engram.ports import KnownFact
 from engram.ports.clients import Clients
 from engram.rules.confidence import confirmed, stored_confidence
@@ -70,14 +71,14 @@ class ScopeResult(BaseModel):
     error: str | None = None
 
 
-def plan(clients: Clients, world_id: str | None, *, now: datetime | None = None) -> Plan:
+def plan(clients: Clients, world: World | None, *, now: datetime | None = None) -> Plan:
     """The run's scopes, bounded: the conversations, users and entities with material newer than their summary
     (the longest waiting first), and the upkeep of each world with facts or open conflicts. The schedule also sweeps events whose enrichment start
     was lost, so nothing stays unenriched for long."""
     now = now or utcnow()
     run_id = new_id("run")
-    swept = sweep_stalled(clients, world_id, now=now)
-    h = clients.heuristics_for(world_id) if world_id else clients.heuristics
+    swept = sweep_stalled(clients, world, now=now)
+    world_id, h = (world.world_id, world.heuristics) if world else (None, clients.heuristics)
     limit = h.consolidation_max_scopes
     worlds = [Scope(world_id=w, scope_kind="world", scope_id=w, as_of=now)
               for w in clients.store.worlds_to_maintain(world_id, limit)]
@@ -89,10 +90,10 @@ def plan(clients: Clients, world_id: str | None, *, now: datetime | None = None)
     return Plan(run_id=run_id, as_of=now, scopes=scopes, worlds=worlds, enrichments_restarted=len(swept.enrichment_ids))
 
 
-def consolidate_scope(clients: Clients, scope: Scope, *, now: datetime | None = None) -> ScopeResult:
-    """Consolidate one scope as of the plan's time."""
+def consolidate_scope(clients: Clients, world: World, scope: Scope, *, now: datetime | None = None) -> ScopeResult:
+    """Consolidate one scope (of `world`) as of the plan's time."""
     as_of = scope.as_of or now or utcnow()
-    h = clients.heuristics_for(scope.world_id)
+    h = world.heuristics
     if scope.scope_kind == "world":
         return _upkeep(clients, scope, h, as_of)
     result = _summarize(clients, scope, h, as_of)

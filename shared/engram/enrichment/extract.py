@@ -34,6 +34,7 @@ from engram.model.memories import (
     SemanticMemory,
 )
 from engram.model.search import IndexDocument
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports import ExtractedTriple, KnownFact, Usage
 from engram.ports.clients import Clients
@@ -48,12 +49,12 @@ def _stable_id(prefix: str, *parts: str) -> str:
     return f"{prefix}_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
-def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
+def extract_events(clients: Clients, world: World, event_ids: Sequence[str], *,
                    now: datetime | None = None) -> dict[str, int]:
     """Extract memories from a batch: one model call per conversation window of extractable events;
     then the batch's signals (no model call: the offline rules)."""
     now = now or utcnow()
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     events = sorted(clients.store.get_events(world_id, event_ids), key=lambda e: e.occurred_at)
     _embed_events(clients, world_id, events, h)
     counts = {"windows": 0, "facts_created": 0, "facts_reinforced": 0, "conflicts": 0, "conflicts_open": 0,
@@ -68,7 +69,7 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
         for start in range(0, len(conversation_events), h.extraction_window):
             window = conversation_events[start:start + h.extraction_window]
             try:
-                _extract_window(clients, world_id, window, h, now, counts, ontology)
+                _extract_window(clients, world, window, now, counts, ontology)
             except ExtractionRejected as exc:
                 # The window's events stay stored and are marked failed for a later retry; the rest go on.
                 clients.store.set_enrichment(world_id, [e.event_id for e in window], "failed", error=str(exc))
@@ -76,9 +77,9 @@ def extract_events(clients: Clients, world_id: str, event_ids: Sequence[str], *,
                 logger.warning("extraction rejected for a window", extra={"world_id": world_id, "error": str(exc)})
             counts["windows"] += 1
     # Signals read the whole batch once, per conversation window, after the memories are in place.
-    counts["signals"] = extract_signals(clients, world_id, events, h=h, now=now)["signals"]
+    counts["signals"] = extract_signals(clients, world, events, now=now)["signals"]
     # Then insights over the signals now stored: an inflection on every few turns, an intervention.
-    counts.update(update_insights(clients, world_id, events, h=h, now=now))
+    counts.update(update_insights(clients, world, events, now=now))
     return counts
 
 
@@ -103,14 +104,14 @@ def _embed_events(clients: Clients, world_id: str, events: list[StoredEvent], h:
                                        else None)
 
 
-def _extract_window(clients: Clients, world_id: str, window: list[StoredEvent], h: Heuristics, now: datetime,
+def _extract_window(clients: Clients, world: World, window: list[StoredEvent], now: datetime,
                     counts: dict[str, int], ontology: Sequence[OntologyPredicate] = ()) -> None:
-    store = clients.store
+    store, world_id, h = clients.store, world.world_id, world.heuristics
     speakers = {e.user_id: user_entity(clients, world_id, e.user_id) for e in window}
     known = sorted({ent.name for ent in speakers.values()})
     # Coreference rides on this call: the window's waiting pronouns and descriptions, and the only entities
     # they may point at. Linked before the triples, so "She" as a triple's subject finds who she is.
-    scope = ResolutionScope.read(clients, world_id, h)
+    scope = ResolutionScope.read(clients, world)
     task = coreference_task(clients, scope, window)
     reply = clients.llm.extract(window_events(window), known, references=task.references, candidates=task.candidates,
                                 predicates=ontology)

@@ -20,19 +20,19 @@ from engram.model.events import (
     StoredEvent,
     SweepResult,
 )
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports.clients import Clients
 from engram.rules.scoring import importance
 from engram.rules.tags import tags_for
 
 
-def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,
+def ingest_events(clients: Clients, world: World, request: IngestRequest, *,
                   now: datetime | None = None) -> IngestResponse:
     """Store a batch atomically; duplicates (by event_id) are acknowledged and start nothing."""
     now = now or utcnow()
-    config = clients.world_config(world_id)
-    h = clients.heuristics_for(world_id, config)
-    categories = {**h.tag_keywords, **config.tag_categories}
+    world_id, h = world.world_id, world.heuristics
+    categories = {**h.tag_keywords, **world.config.tag_categories}
     stored = []
     for e in request.events:
         content_type = e.content_type or CONTENT_TYPE_BY_ROLE[e.role]
@@ -57,13 +57,14 @@ def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,
                           enrichment_id=enrichment_id, events=results)
 
 
-def sweep_stalled(clients: Clients, world_id: str | None, *, include_failed: bool = False,
+def sweep_stalled(clients: Clients, world: World | None, *, include_failed: bool = False,
                   now: datetime | None = None) -> SweepResult:
     """Start enrichment again for events whose start was lost (still `pending` after the grace period)
     and, on request, for events whose enrichment failed. Runs on the consolidation schedule (every world)
-    and on demand (`engram enrich --pending`). The steps are idempotent, so a late original is harmless."""
+    and on demand (`engram enrich --pending`); `None`: every world, by the default heuristics. The steps are
+    idempotent, so a late original is harmless."""
     now = now or utcnow()
-    h = clients.heuristics_for(world_id) if world_id else clients.heuristics
+    world_id, h = (world.world_id, world.heuristics) if world else (None, clients.heuristics)
     statuses: list[EnrichmentStatus] = ["pending", "failed"] if include_failed else ["pending"]
     return _restart(clients, world_id, statuses, now - timedelta(seconds=h.enrichment_sweep_grace_s),
                     h.enrichment_sweep_limit, h)

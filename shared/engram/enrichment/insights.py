@@ -20,6 +20,7 @@ from engram.model.common import utcnow
 from engram.model.events import StoredEvent
 from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention, SuggestedResearch
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports import WindowEvent
 from engram.ports.clients import Clients
@@ -33,11 +34,11 @@ from engram.rules.insights import (
 ASSUMPTION_STATUSES: tuple[AssumptionStatus, ...] = ("untested", "confirmed", "challenged", "refuted")
 
 
-def update_insights(clients: Clients, world_id: str, events: Sequence[StoredEvent], *,
-                    h: Heuristics | None = None, now: datetime | None = None) -> dict[str, int]:
+def update_insights(clients: Clients, world: World, events: Sequence[StoredEvent], *,
+                    now: datetime | None = None) -> dict[str, int]:
     """Check the batch's conversations for an inflection (on a checkpoint turn) and an intervention
     (once the cooldown has passed); returns how many of each were newly stored."""
-    h = h or clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     now = now or utcnow()
     counts = {"inflections": 0, "interventions": 0}
     conversations = sorted({e.conversation_id for e in events if e.world_id == world_id})
@@ -134,10 +135,10 @@ def _stable_id(prefix: str, *parts: str) -> str:
 
 
 # ---------------------------------------------------------------- the routes
-def conversation_insights(clients: Clients, world_id: str, conversation_id: str) -> ConversationInsights:
+def conversation_insights(clients: Clients, world: World, conversation_id: str) -> ConversationInsights:
     """The current inflection, the open interventions and the signals by type with the assumptions'
     statuses. An unknown conversation has none of them."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     state = clients.store.insight_state(world_id, conversation_id)
     signals = clients.store.recent_signals(world_id, conversation_id, h.insight_max_signals)
     by_type: dict[SignalType, list[Signal]] = {t: [] for t in SIGNAL_TYPES}

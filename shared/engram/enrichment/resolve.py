@@ -41,6 +41,7 @@ from engram.model.entities import (
     SettleRequest,
 )
 from engram.model.events import StoredEvent
+from engram.model.world import World
 from engram.ports import Coreference, Reference, WindowEvent
 from engram.ports.clients import Clients
 from engram.rules.mentions import alias_phrases, detect_mentions
@@ -66,9 +67,9 @@ class ResolutionScope:
     now: datetime = field(default_factory=utcnow)
 
     @classmethod
-    def read(cls, clients: Clients, world_id: str, h: Heuristics | None = None) -> ResolutionScope:
-        sources = clients.store.domain_sources(world_id) if clients.domain is not None else []
-        return cls(world_id, h or clients.heuristics_for(world_id), sources)
+    def read(cls, clients: Clients, world: World) -> ResolutionScope:
+        sources = clients.store.domain_sources(world.world_id) if clients.domain is not None else []
+        return cls(world.world_id, world.heuristics, sources)
 
     def user_entity_id(self, clients: Clients, user_id: str) -> str:
         if user_id not in self.users:
@@ -77,11 +78,11 @@ class ResolutionScope:
 
 
 # ---------------------------------------------------------------- the resolve step
-def resolve_events(clients: Clients, world_id: str, event_ids: Sequence[str]) -> dict[str, int]:
+def resolve_events(clients: Clients, world: World, event_ids: Sequence[str]) -> dict[str, int]:
     """Resolve the mentions of a batch of events. Idempotent: a mention already recorded (by its span) is
     left as it is, so a retried step neither re-learns nor overwrites what a user settled. Pronouns and
     descriptions no alias explains wait, `unresolved`, for the coreference of the extraction call."""
-    scope = ResolutionScope.read(clients, world_id)
+    world_id, scope = world.world_id, ResolutionScope.read(clients, world)
     store = clients.store
     events = store.get_events(world_id, event_ids)
     store.set_enrichment(world_id, [e.event_id for e in events], "enriching")
@@ -315,11 +316,11 @@ def window_events(window: Sequence[StoredEvent]) -> list[WindowEvent]:
 
 
 # ---------------------------------------------------------------- the user settles a disambiguation
-def settle_disambiguation(clients: Clients, world_id: str, mention_id: str, request: SettleRequest) -> Settlement:
+def settle_disambiguation(clients: Clients, world: World, mention_id: str, request: SettleRequest) -> Settlement:
     """The user's choice for a mention that had several candidates: the mention resolves, the user's alias
     is learned (so the next mention takes the fast path), and the user's other mentions of the same words
     still waiting are settled alike."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     store = clients.store
     mention = store.get_mention(world_id, mention_id)
     if mention is None:

@@ -14,6 +14,7 @@ from engram.errors import InvalidInput, NotFound, TransientStoreError
 from engram.model.common import utcnow
 from engram.model.events import StoredEvent
 from engram.model.signals import AssumptionStatus, Signal
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports.clients import Clients
 from engram.rules.signals import SignalPlan, classify_signals, plan_signals, signal_key
@@ -23,11 +24,11 @@ from engram.rules.signals import SignalPlan, classify_signals, plan_signals, sig
 CURSOR_ROUNDS = 3
 
 
-def extract_signals(clients: Clients, world_id: str, events: Sequence[StoredEvent], *,
-                    h: Heuristics | None = None, now: datetime | None = None) -> dict[str, int]:
+def extract_signals(clients: Clients, world: World, events: Sequence[StoredEvent], *,
+                    now: datetime | None = None) -> dict[str, int]:
     """Read a batch's conversations for signals; returns counts (`signals` newly stored). Idempotent:
     a re-run finds its events behind the watermark, reads them again and stores nothing new."""
-    h = h or clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     now = now or utcnow()
     by_conversation: dict[str, list[StoredEvent]] = defaultdict(list)
     for e in events:

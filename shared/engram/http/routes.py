@@ -51,13 +51,15 @@ from engram.model.portability import ImportResult
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
+from engram.model.world import World
+from engram.ports.clients import Clients
 from engram.query import submit as queries
 from engram.retrieval.search import find_similar
 from engram.retrieval.search import search as fused_search
 
 ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"
-World = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
+WorldId = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
 Id = Annotated[str, Path(pattern=ID)]
 MENTION_ID = r"^men_[0-9a-f]{32}$"
 # A user's view: given, only that user's own memories, the edges they made and the world's; absent, the world's.
@@ -68,6 +70,12 @@ ingest_router = Router()
 api_router = Router()
 
 
+def _at(world_id: str) -> tuple[Clients, World]:
+    """The clients, and the world as this request sees it: its config read once, for the whole request."""
+    clients = get_clients()
+    return clients, clients.world(world_id)
+
+
 def _json(status: int, model: BaseModel | dict[str, Any]) -> Response[Any]:
     # Powertools validates the body against the route's Response[T] annotation, then serializes it.
     return Response(status_code=status, content_type="application/json", body=model)
@@ -75,12 +83,12 @@ def _json(status: int, model: BaseModel | dict[str, Any]) -> Response[Any]:
 
 @ingest_router.post("/v1/worlds/<world>/events", summary="Store 1..100 events and start their enrichment",
                     responses={202: {"description": "accepted", "content": {"application/json": {"model": IngestResponse}}}})
-def post_events(world: World, request: IngestRequest) -> Response[IngestResponse]:
-    return _json(202, ingest_events(get_clients(), world, request))
+def post_events(world: WorldId, request: IngestRequest) -> Response[IngestResponse]:
+    return _json(202, ingest_events(*_at(world), request))
 
 
 @api_router.get("/v1/worlds/<world>/events/<event_id>", summary="A stored event and its enrichment status")
-def get_event(world: World, event_id: Id) -> StoredEvent:
+def get_event(world: WorldId, event_id: Id) -> StoredEvent:
     event = get_clients().store.get_event(world, event_id)
     if event is None:
         raise NotFound(f"no event {event_id!r} in world {world!r}")
@@ -92,7 +100,7 @@ def get_event(world: World, event_id: Id) -> StoredEvent:
                  responses={200: {"description": "answered", "content": {"application/json": {"model": QueryResponse}}},
                             202: {"description": "started (mode async or research)",
                                   "content": {"application/json": {"model": QueryAccepted}}}})
-def post_query(world: World, request: QueryRequest) -> Response[QueryResponse | QueryAccepted]:
+def post_query(world: WorldId, request: QueryRequest) -> Response[QueryResponse | QueryAccepted]:
     query = queries.submit_query(get_clients(), world, request)
     if request.mode in ("async", "research"):
         return _json(202, QueryAccepted(query_id=query.query_id, status=query.status))
@@ -100,45 +108,45 @@ def post_query(world: World, request: QueryRequest) -> Response[QueryResponse | 
 
 
 @api_router.get("/v1/worlds/<world>/queries/<query_id>", summary="One query and its lifecycle")
-def get_query(world: World, query_id: Id) -> QueryResponse:
+def get_query(world: WorldId, query_id: Id) -> QueryResponse:
     return queries.response(queries.get_query(get_clients(), world, query_id))
 
 
 @api_router.get("/v1/worlds/<world>/queries", summary="Recent queries")
-def list_queries(world: World, user_id: Annotated[str | None, Query(pattern=ID)] = None,
+def list_queries(world: WorldId, user_id: Annotated[str | None, Query(pattern=ID)] = None,
                  limit: Annotated[int, Query(ge=1, le=100)] = 20) -> list[QueryResponse]:
     return [queries.response(q) for q in queries.list_queries(get_clients(), world, user_id, limit)]
 
 
 @api_router.get("/v1/worlds/<world>/search", summary="Fused keyword, semantic and graph search")
-def search(world: World, q: Annotated[str, Query(min_length=1, max_length=1000)],
+def search(world: WorldId, q: Annotated[str, Query(min_length=1, max_length=1000)],
            user_id: UserId = None, limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
-    return fused_search(get_clients(), world, q, user_id=user_id, limit=limit)
+    return fused_search(*_at(world), q, user_id=user_id, limit=limit)
 
 
 @api_router.get("/v1/worlds/<world>/similar", summary="Memories or entities nearest one memory or entity by meaning")
-def similar(world: World, kind: Annotated[str, Query(pattern="^(event|episodic|semantic|summary|procedural|entity)$")],
+def similar(world: WorldId, kind: Annotated[str, Query(pattern="^(event|episodic|semantic|summary|procedural|entity)$")],
             id: Annotated[str, Query(pattern=ID)], user_id: UserId = None,
             limit: Annotated[int, Query(ge=1, le=50)] = 10) -> list[SearchHit]:
-    return find_similar(get_clients(), world, kind, id, limit=limit, user_id=user_id)  # type: ignore[arg-type]
+    return find_similar(*_at(world), kind, id, limit=limit, user_id=user_id)  # type: ignore[arg-type]
 
 
 @api_router.get("/v1/worlds/<world>/entities",
                 summary="Entities by name or alias (contained or near in spelling) and by definition (type or description)")
-def list_entities(world: World, name: Annotated[str | None, Query(max_length=200)] = None,
+def list_entities(world: WorldId, name: Annotated[str | None, Query(max_length=200)] = None,
                   definition: Annotated[str | None, Query(max_length=200)] = None,
                   limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[CanonicalEntity]:
-    return graph.find_entities(get_clients(), world, name, definition, limit)
+    return graph.find_entities(*_at(world), name, definition, limit)
 
 
 @api_router.get("/v1/worlds/<world>/entities/<entity_id>",
                 summary="One entity with its aliases (whose, how sure, learned how), facts and relationships")
-def get_entity(world: World, entity_id: Id, user_id: UserId = None) -> EntityDetail:
-    return graph.entity_detail(get_clients(), world, entity_id, user_id)
+def get_entity(world: WorldId, entity_id: Id, user_id: UserId = None) -> EntityDetail:
+    return graph.entity_detail(*_at(world), entity_id, user_id)
 
 
 @api_router.get("/v1/worlds/<world>/entities/<entity_id>/relationships", summary="Relationships to a depth")
-def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1,
+def relationships(world: WorldId, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1,
                   user_id: UserId = None) -> list[Relationship]:
     graph.require_entity(get_clients(), world, entity_id)
     return get_clients().store.relationships(world, entity_id, depth, user_id=user_id)
@@ -146,56 +154,56 @@ def relationships(world: World, entity_id: Id, depth: Annotated[int, Query(ge=1,
 
 @api_router.get("/v1/worlds/<world>/conflicts",
                 summary="Conflicting facts, each with both sides and their confidence explained")
-def conflicts(world: World, status: Annotated[str | None, Query(pattern="^(open|resolved)$")] = None
+def conflicts(world: WorldId, status: Annotated[str | None, Query(pattern="^(open|resolved)$")] = None
               ) -> list[ConflictDetail]:
-    return lifecycle.list_conflicts(get_clients(), world, status)
+    return lifecycle.list_conflicts(*_at(world), status)
 
 
 @api_router.post("/v1/worlds/<world>/conflicts/<conflict_id>/resolution",
                  summary="Settle a conflict: keep one memory (the other is superseded) or both; 409 once the user has")
-def conflict_resolution(world: World, conflict_id: Id, request: ConflictResolution) -> ConflictDetail:
-    return lifecycle.resolve_conflict(get_clients(), world, conflict_id, request)
+def conflict_resolution(world: WorldId, conflict_id: Id, request: ConflictResolution) -> ConflictDetail:
+    return lifecycle.resolve_conflict(*_at(world), conflict_id, request)
 
 
 @api_router.get("/v1/worlds/<world>/conversations/<conversation>/signals",
                 summary="A conversation's signals in the order they were said, optionally of one type")
-def signals(world: World, conversation: Id, type: Annotated[str | None, Query(pattern=SIGNAL_TYPE)] = None,
+def signals(world: WorldId, conversation: Id, type: Annotated[str | None, Query(pattern=SIGNAL_TYPE)] = None,
             limit: Annotated[int, Query(ge=1, le=500)] = 200) -> list[Signal]:
     return list_signals(get_clients(), world, conversation, type, limit)
 
 
 @api_router.post("/v1/worlds/<world>/signals/<signal_id>/status",
                  summary="Set an assumption's status: untested, confirmed, challenged or refuted")
-def signal_status(world: World, signal_id: Id, change: AssumptionStatusChange) -> Signal:
+def signal_status(world: WorldId, signal_id: Id, change: AssumptionStatusChange) -> Signal:
     return set_assumption_status(get_clients(), world, signal_id, change.status)
 
 
 @api_router.get("/v1/worlds/<world>/users", summary="The world's users, the most recently active first")
-def users(world: World, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[WorldUser]:
+def users(world: WorldId, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[WorldUser]:
     return get_clients().store.world_users(world, limit)
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/events",
                 summary="A user's latest events with their enrichment status")
-def user_events(world: World, user_id: Id, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[StoredEvent]:
+def user_events(world: WorldId, user_id: Id, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[StoredEvent]:
     return get_clients().store.user_events(world, user_id, limit)
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer")
-def memories(world: World, user_id: Id, layer: Annotated[str, Query(pattern="^(episodic|semantic|procedural|summary)$")]
+def memories(world: WorldId, user_id: Id, layer: Annotated[str, Query(pattern="^(episodic|semantic|procedural|summary)$")]
              = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
     # Facts come with effective_confidence (passive decay as of now) and the explanation behind it.
-    return lifecycle.user_memories(get_clients(), world, user_id, layer, limit)  # type: ignore[arg-type]
+    return lifecycle.user_memories(*_at(world), user_id, layer, limit)  # type: ignore[arg-type]
 
 
 @api_router.post("/v1/worlds/<world>/enrichments",
                  summary="Start enrichment again for events still pending after the grace period (or failed)")
-def sweep(world: World, request: SweepRequest) -> Response[SweepResult]:
-    return _json(202, sweep_stalled(get_clients(), world, include_failed=request.include_failed))
+def sweep(world: WorldId, request: SweepRequest) -> Response[SweepResult]:
+    return _json(202, sweep_stalled(*_at(world), include_failed=request.include_failed))
 
 
 @api_router.post("/v1/worlds/<world>/consolidations", summary="Run consolidation now")
-def consolidate(world: World) -> Response[dict[str, Any]]:
+def consolidate(world: WorldId) -> Response[dict[str, Any]]:
     execution = get_clients().workflows.start_consolidation(world)
     return _json(202, {"world_id": world, "execution_id": execution})
 
@@ -203,24 +211,24 @@ def consolidate(world: World) -> Response[dict[str, Any]]:
 @api_router.get("/v1/worlds/<world>/config",
                 summary="The world's config: its overrides, any stored override ignored (and why), and the heuristics "
                         "and tag categories in force")
-def get_config(world: World) -> WorldConfigView:
+def get_config(world: WorldId) -> WorldConfigView:
     return read_config(get_clients(), world)
 
 
 @api_router.put("/v1/worlds/<world>/config",
                 summary="Replace the world's overrides (validated whole: 422 on an unknown key or a bad value)")
-def put_config(world: World, config: WorldConfig) -> WorldConfigView:
+def put_config(world: WorldId, config: WorldConfig) -> WorldConfigView:
     return replace_config(get_clients(), world, config)
 
 
 @api_router.patch("/v1/worlds/<world>/config",
                   summary="Change some overrides (a JSON merge patch: null removes one), validated whole")
-def patch_world_config(world: World, patch: WorldConfigPatch) -> WorldConfigView:
+def patch_world_config(world: WorldId, patch: WorldConfigPatch) -> WorldConfigView:
     return patch_config(get_clients(), world, patch)
 
 
 @api_router.delete("/v1/worlds/<world>/config", summary="Remove every override of the world: the defaults apply")
-def delete_config(world: World) -> WorldConfigView:
+def delete_config(world: WorldId) -> WorldConfigView:
     return reset_config(get_clients(), world)
 
 
@@ -241,42 +249,42 @@ def health() -> Response[dict[str, Any]]:
 
 @api_router.get("/v1/worlds/<world>/conversations/<conversation>/insights",
                 summary="A conversation's current inflection, open interventions and signals by type")
-def insights(world: World, conversation: Id) -> ConversationInsights:
-    return conversation_insights(get_clients(), world, conversation)
+def insights(world: WorldId, conversation: Id) -> ConversationInsights:
+    return conversation_insights(*_at(world), conversation)
 
 
 @api_router.post("/v1/worlds/<world>/conversations/<conversation>/interventions/<intervention_id>/dismissal",
                  summary="Dismiss an intervention: it is never offered again (dismissing twice changes nothing)")
-def intervention_dismissal(world: World, conversation: Id, intervention_id: Id) -> Intervention:
+def intervention_dismissal(world: WorldId, conversation: Id, intervention_id: Id) -> Intervention:
     return dismiss_intervention(get_clients(), world, conversation, intervention_id)
 
 
 @api_router.get("/v1/worlds/<world>/paths", summary="The shortest chains of relationships between two entities")
-def paths(world: World, from_: Annotated[str, Query(alias="from", pattern=ID)], to: Annotated[str, Query(pattern=ID)],
+def paths(world: WorldId, from_: Annotated[str, Query(alias="from", pattern=ID)], to: Annotated[str, Query(pattern=ID)],
           max_length: Annotated[int, Query(ge=1, le=4)] = 3,
           limit: Annotated[int, Query(ge=1, le=20)] = 5, user_id: UserId = None) -> list[EntityPath]:
-    return graph.find_paths(get_clients(), world, from_, to, max_length, limit, user_id=user_id)
+    return graph.find_paths(*_at(world), from_, to, max_length, limit, user_id=user_id)
 
 
 @api_router.get("/v1/worlds/<world>/disambiguations",
                 summary="Mentions waiting for their user to choose among candidate entities, oldest first")
-def disambiguations(world: World, user_id: Annotated[str | None, Query(pattern=ID)] = None,
+def disambiguations(world: WorldId, user_id: Annotated[str | None, Query(pattern=ID)] = None,
                     limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[RecordedMention]:
     return pending_disambiguations(get_clients(), world, user_id, limit)
 
 
 @api_router.post("/v1/worlds/<world>/disambiguations/<mention_id>/resolution",
                  summary="Settle a disambiguation with an entity (or a new one); the user's alias is learned")
-def settle(world: World, mention_id: Annotated[str, Path(pattern=MENTION_ID)], request: SettleRequest) -> Settlement:
-    return settle_disambiguation(get_clients(), world, mention_id, request)
+def settle(world: WorldId, mention_id: Annotated[str, Path(pattern=MENTION_ID)], request: SettleRequest) -> Settlement:
+    return settle_disambiguation(*_at(world), mention_id, request)
 
 
 @api_router.delete("/v1/worlds/<world>/users/<user_id>",
                    summary="Erase a user everywhere: events, memories, signals, queries, index documents and what was "
                            "made of their words; an enrichment still running writes nothing more for them. Events "
                            "the same user id sends after `erased_at` are a new start")
-def erase(world: World, user_id: Id) -> Erasure:
-    return erase_user(get_clients(), world, user_id)
+def erase(world: WorldId, user_id: Id) -> Erasure:
+    return erase_user(*_at(world), user_id)
 
 
 ExportCursor = Annotated[str | None, Query(max_length=2000, description="where the page starts: the previous "
@@ -296,14 +304,14 @@ def _page(page: ExportPage) -> Response[str]:
 
 @api_router.get("/v1/worlds/<world>/export", summary="Export a world's memory as JSON Lines, page by page",
                 responses=_EXPORT)
-def export_world(world: World, cursor: ExportCursor = None, vectors: ExportVectors = True,
+def export_world(world: WorldId, cursor: ExportCursor = None, vectors: ExportVectors = True,
                  max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
     return _page(export_page(get_clients(), world, None, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/export",
                 summary="Export one user's memory (and the entities it refers to), page by page", responses=_EXPORT)
-def export_user(world: World, user_id: Id, cursor: ExportCursor = None, vectors: ExportVectors = True,
+def export_user(world: WorldId, user_id: Id, cursor: ExportCursor = None, vectors: ExportVectors = True,
                 max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
     return _page(export_page(get_clients(), world, user_id, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
 
@@ -311,6 +319,6 @@ def export_user(world: World, user_id: Id, cursor: ExportCursor = None, vectors:
 @api_router.post("/v1/worlds/<world>/import",
                  summary="Import an export document (JSON Lines) into this world: validated whole, then written in "
                          "one transaction; rows the world holds are skipped")
-def import_world(world: World) -> ImportResult:
+def import_world(world: WorldId) -> ImportResult:
     body = api_router.current_event.decoded_body or ""
     return import_document(get_clients(), world, document_lines(body))

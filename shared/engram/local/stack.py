@@ -97,4 +97,4 @@ class LocalStack:
             return None
         doc = json.loads(path.read_text(encoding="utf-8"))
         request = IngestRequest.model_validate({"events": doc["events"]})
-        return ingest_events(self.clients, doc["world_id"], request)
+        return ingest_events(self.clients, self.clients.world(doc["world_id"]), request)

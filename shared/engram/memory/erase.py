@@ -11,12 +11,13 @@ from engram.enrichment.ingest import _start_batches
 from engram.model.common import utcnow
 from engram.model.events import Erasure
 from engram.model.memories import ConfidenceFactors
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports.clients import Clients
 from engram.rules.confidence import reinforced, stored_confidence
 
 
-def erase_user(clients: Clients, world_id: str, user_id: str) -> Erasure:
+def erase_user(clients: Clients, world: World, user_id: str) -> Erasure:
     """Remove the user's events, memories, signals, queries and index documents, and whatever was made only of
     them: the entities and aliases their words created, the edges their facts drew, the summaries, episodes,
     patterns and inflections that quote them. What other users' rows held of theirs is taken out and rebuilt:
@@ -25,7 +26,7 @@ def erase_user(clients: Clients, world_id: str, user_id: str) -> Erasure:
     that mixed their turns with another user's is dropped and the other user's events are enriched again.
     Every other world is untouched. Erasing twice is harmless; events the same user id sends after the erasure
     are a new start."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     rows = clients.store.erase_user(world_id, user_id)
     by_user = clients.index.delete_world_user(world_id, user_id)
     erased = list(rows.documents)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from engram.errors import NotFound
 from engram.model.entities import CanonicalEntity, EntityDetail, EntityPath, Relationship
+from engram.model.world import World
 from engram.ports.clients import Clients
 
 
-def find_entities(clients: Clients, world_id: str, name: str | None, definition: str | None,
+def find_entities(clients: Clients, world: World, name: str | None, definition: str | None,
                   limit: int) -> list[CanonicalEntity]:
     """Entities whose name or an alias contains `name` or is a near spelling of it (best match first), and
     whose type or description names `definition`."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     return clients.store.list_entities(world_id, name, limit, definition=definition,
                                        min_similarity=h.entity_search_min_similarity)
 
@@ -24,11 +25,11 @@ def require_entity(clients: Clients, world_id: str, entity_id: str) -> Canonical
     return entity
 
 
-def entity_detail(clients: Clients, world_id: str, entity_id: str, user_id: str | None = None) -> EntityDetail:
+def entity_detail(clients: Clients, world: World, entity_id: str, user_id: str | None = None) -> EntityDetail:
     """An entity, every alias (global, and the users' own), its facts (as subject or object, strongest first)
     and its direct relationships; for `user_id`, only the user's own aliases, facts and edges and the world's."""
+    world_id, h = world.world_id, world.heuristics
     entity = require_entity(clients, world_id, entity_id)
-    h = clients.heuristics_for(world_id)
     store = clients.store
     return EntityDetail(**entity.model_dump(),
                         alias_details=store.entity_aliases(world_id, entity_id, user_id),
@@ -36,14 +37,14 @@ def entity_detail(clients: Clients, world_id: str, entity_id: str, user_id: str 
                         relationships=store.relationships(world_id, entity_id, 1, user_id=user_id))
 
 
-def find_paths(clients: Clients, world_id: str, from_id: str, to_id: str, max_length: int,
+def find_paths(clients: Clients, world: World, from_id: str, to_id: str, max_length: int,
                limit: int, user_id: str | None = None) -> list[EntityPath]:
     """The shortest chains of relationships (either direction) from one entity to another, at most
     `max_length` edges and `limit` chains; none when they are not connected that closely. For `user_id`, on
     the edges that user sees only; for a world-level caller, on every edge."""
+    world_id, h = world.world_id, world.heuristics
     require_entity(clients, world_id, from_id)
     require_entity(clients, world_id, to_id)
-    h = clients.heuristics_for(world_id)
     # Breadth first, one query per hop; each entity keeps every edge that reached it at its first hop.
     reached: dict[str, list[tuple[str, Relationship]]] = {from_id: []}
     frontier = [from_id]

@@ -12,6 +12,7 @@ from engram.enrichment.extract import relate_fact
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.model.common import utcnow
 from engram.model.memories import ConflictDetail, ConflictResolution, ExplainedFact, MemoryLayer, SemanticMemory
+from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.rules.confidence import explain
 
@@ -23,24 +24,22 @@ def explained(fact: SemanticMemory, h: Heuristics, now: datetime) -> ExplainedFa
     return ExplainedFact(**fact.model_dump(), effective_confidence=why.effective, explanation=why)
 
 
-def user_memories(clients: Clients, world_id: str, user_id: str, layer: MemoryLayer, limit: int, *,
+def user_memories(clients: Clients, world: World, user_id: str, layer: MemoryLayer, limit: int, *,
                   now: datetime | None = None) -> list[dict[str, Any]]:
     """A user's memories of one layer, the newest first; facts explained as of now."""
-    now = now or utcnow()
+    now, world_id = now or utcnow(), world.world_id
     if layer == "summary":
         return [s.model_dump(mode="json") for s in clients.store.list_summaries(world_id, user_id, limit)]
     rows = clients.store.user_memories(world_id, user_id, layer, limit)
     if layer == "semantic":
-        h = clients.heuristics_for(world_id)
-        rows = [explained(r, h, now) for r in rows]
+        rows = [explained(r, world.heuristics, now) for r in rows]
     return [r.model_dump(mode="json") for r in rows]
 
 
-def list_conflicts(clients: Clients, world_id: str, status: str | None, *,
+def list_conflicts(clients: Clients, world: World, status: str | None, *,
                    now: datetime | None = None) -> list[ConflictDetail]:
     """A world's conflicts, the newest first, each with both facts explained."""
-    now = now or utcnow()
-    h = clients.heuristics_for(world_id)
+    now, world_id, h = now or utcnow(), world.world_id, world.heuristics
     conflicts = clients.store.list_conflicts(world_id, status)
     ids = {i for c in conflicts for i in (c.memory_id, c.conflicting_memory_id)}
     facts = {f.memory_id: explained(f, h, now) for f in clients.store.get_semantic(world_id, sorted(ids))}
@@ -48,12 +47,11 @@ def list_conflicts(clients: Clients, world_id: str, status: str | None, *,
                            conflicting_memory=facts.get(c.conflicting_memory_id)) for c in conflicts]
 
 
-def resolve_conflict(clients: Clients, world_id: str, conflict_id: str, answer: ConflictResolution, *,
+def resolve_conflict(clients: Clients, world: World, conflict_id: str, answer: ConflictResolution, *,
                      now: datetime | None = None) -> ConflictDetail:
     """The user's answer: keep one side (the other is superseded, not deleted) or both (they do not conflict).
     A settlement by the rules may be overturned; the user's own is final (409)."""
-    now = now or utcnow()
-    store = clients.store
+    now, world_id, store = now or utcnow(), world.world_id, clients.store
     conflict = store.get_conflict(world_id, conflict_id)
     if conflict is None:
         raise NotFound(f"no conflict {conflict_id!r} in world {world_id!r}")
@@ -80,8 +78,7 @@ def resolve_conflict(clients: Clients, world_id: str, conflict_id: str, answer: 
     if not store.settle_conflict(settled, changed):
         raise Conflict(f"conflict {conflict_id!r} was settled by the user already")
     _edges(clients, world_id, changed, now)
-    h = clients.heuristics_for(world_id)
-    by_id = {f.memory_id: explained(f, h, now) for f in changed}
+    by_id = {f.memory_id: explained(f, world.heuristics, now) for f in changed}
     return ConflictDetail(**settled.model_dump(), memory=by_id.get(conflict.memory_id),
                           conflicting_memory=by_id.get(conflict.conflicting_memory_id))
 

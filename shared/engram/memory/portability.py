@@ -414,7 +414,7 @@ def embed_missing(clients: Clients, world_id: str, ids_by_kind: dict[str, list[s
     as enrichment and consolidation make them. Entities get theirs when the index step reads their document."""
     from engram.enrichment.extract import _embed_events  # one definition of what an event's two vectors read
 
-    done = 0
+    done, h = 0, clients.world(world_id).heuristics  # read after the import wrote the world's config
     for name, ids in ids_by_kind.items():
         if name == "entity" or not ids:
             continue
@@ -423,7 +423,7 @@ def embed_missing(clients: Clients, world_id: str, ids_by_kind: dict[str, list[s
             part = missing[start:start + batch]
             if name == "event":
                 events = sorted(clients.store.get_events(world_id, list(part)), key=lambda e: e.occurred_at)
-                _embed_events(clients, world_id, events, clients.heuristics_for(world_id))
+                _embed_events(clients, world_id, events, h)
             else:
                 texts = clients.store.vector_texts(world_id, KINDS[name], part)
                 vectors = clients.embedder.embed([texts[i] for i in part])

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings
 from engram.model.overrides import WorldConfig, world_overrides
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, Store, WebSearch, Workflows
 
@@ -34,8 +35,8 @@ class Clients:
                            extra={"world_id": world_id, "ignored": ignored})
         return config
 
-    def heuristics_for(self, world_id: str, config: WorldConfig | None = None) -> Heuristics:
-        """The heuristics in force for a world: defaults with its overrides (read here unless the caller
-        already holds the world's config)."""
-        overrides = (self.world_config(world_id) if config is None else config).heuristics
-        return self.heuristics.with_overrides(overrides) if overrides else self.heuristics
+    def world(self, world_id: str) -> World:
+        """The world as this invocation sees it: its config read once, its heuristics resolved from it."""
+        config = self.world_config(world_id)
+        heuristics = self.heuristics.with_overrides(config.heuristics) if config.heuristics else self.heuristics
+        return World(world_id, heuristics, config)

@@ -21,6 +21,7 @@ from engram.model.entities import CanonicalEntity, Relationship
 from engram.model.memories import SemanticMemory
 from engram.model.queries import ContextItem, InfoRequest
 from engram.model.search import SearchHit
+from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.retrieval.search import search
 
@@ -174,32 +175,32 @@ def expanded_ids(request: Request) -> list[str]:
     return [request.entity_id] if isinstance(request, ExpandEntity) else []
 
 
-def execute(clients: Clients, context: QueryContext, user_id: str, request: Request) -> list[ContextItem]:
+def execute(clients: Clients, world: World, context: QueryContext, user_id: str,
+            request: Request) -> list[ContextItem]:
     """Run a validated request; returns the context items it found (new definitions go into the context)."""
-    store, world_id = clients.store, context.world_id
-    h = clients.heuristics_for(world_id)
+    store, world_id, h = clients.store, world.world_id, world.heuristics
     if isinstance(request, ExpandEntity | ExpandEntities):
         entities = store.get_entities(world_id, expanded_ids(request))
-        return [entity_record(clients, world_id, user_id, e) for e in entities]
+        return [entity_record(clients, world, user_id, e) for e in entities]
     if isinstance(request, SearchEntities):
-        found = search(clients, world_id, request.query, user_id=user_id, limit=h.capability_max_results)
+        found = search(clients, world, request.query, user_id=user_id, limit=h.capability_max_results)
         ids = list(dict.fromkeys([e.entity_id for e in found.entities] + [e for hit in found.hits for e in hit.entity_ids]
                                  + [hit.doc_id for hit in found.hits if hit.kind == "entity"]))[: request.limit]
         return [entity_summary(e) for e in store.get_entities(world_id, ids)]
     if isinstance(request, EntityByName):
-        return [entity_summary(e) for e in find_entities(clients, world_id, request.name, None, request.limit)]
+        return [entity_summary(e) for e in find_entities(clients, world, request.name, None, request.limit)]
     if isinstance(request, ListDefinitions):
         definitions = store.entity_definitions(world_id, h.capability_max_results * 2)
         context.definitions = list(dict.fromkeys([*context.definitions, *(d.definition for d in definitions)]))
         return [ContextItem(kind="summary", id=f"definitions:{world_id}", score=0.5, text="Entity definitions: " + "; ".join(
             f"{d.definition} ({d.entities})" + (f": {d.description}" if d.description else "") for d in definitions))]
     if isinstance(request, EntitiesByDefinition):
-        return [entity_summary(e) for e in find_entities(clients, world_id, None, request.definition, request.limit)]
+        return [entity_summary(e) for e in find_entities(clients, world, None, request.definition, request.limit)]
     if isinstance(request, Relationships):
         return relationship_items(clients, world_id, store.relationships(world_id, request.entity_id, request.depth,
                                                                          user_id=user_id))
     if isinstance(request, SearchMemories):
-        result = search(clients, world_id, request.query, user_id=user_id, limit=request.limit)
+        result = search(clients, world, request.query, user_id=user_id, limit=request.limit)
         return hit_items(clients, world_id, result.hits)
     if isinstance(request, ConversationHistory):
         events = store.conversation_events(world_id, request.conversation_id, request.limit, user_id=user_id)
@@ -210,7 +211,7 @@ def execute(clients: Clients, context: QueryContext, user_id: str, request: Requ
         facts.sort(key=lambda f: f.valid_from or f.created_at)
         return fact_items(clients, world_id, facts)
     assert isinstance(request, FindPath)
-    paths = find_paths(clients, world_id, request.from_entity_id, request.to_entity_id, request.max_length, limit=3,
+    paths = find_paths(clients, world, request.from_entity_id, request.to_entity_id, request.max_length, limit=3,
                        user_id=user_id)
     return relationship_items(clients, world_id, list({r.relationship_id: r for p in paths for r in p.relationships}.values()))
 
@@ -238,10 +239,10 @@ def entity_summary(entity: CanonicalEntity, score: float = 0.5) -> ContextItem:
                        score=score, entity_ids=[entity.entity_id], full=False, name=entity.name)
 
 
-def entity_record(clients: Clients, world_id: str, user_id: str, entity: CanonicalEntity) -> ContextItem:
+def entity_record(clients: Clients, world: World, user_id: str, entity: CanonicalEntity) -> ContextItem:
     """The full record: name, definition, description, aliases, and the asking user's facts and direct edges
     (users of one world do not read each other's memories, nor the edges those memories made)."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     facts = clients.store.facts_about(world_id, [entity.entity_id], h.entity_record_max_facts, user_id=user_id)
     relationships = clients.store.relationships(world_id, entity.entity_id, 1, user_id=user_id)
     names = _names(clients, world_id, [f.subject_entity_id for f in facts]

@@ -16,6 +16,7 @@ from engram.errors import CapabilityRejected, NotFound
 from engram.model.common import utcnow
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
+from engram.model.world import World
 from engram.ports import Usage
 from engram.ports.clients import Clients
 from engram.query import budget, capabilities
@@ -87,7 +88,7 @@ def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model
                                   "cache_read": usage.cache_read_tokens, "cache_write": usage.cache_write_tokens}
 
 
-def init(clients: Clients, state: LoopState) -> LoopState:
+def init(clients: Clients, world: World, state: LoopState) -> LoopState:
     """Build the first context, compact on purpose: the fused search's best hits, the entities they
     touch as summaries (their full records come when asked for), those entities' direct relationships,
     and the conversation context."""
@@ -95,11 +96,11 @@ def init(clients: Clients, state: LoopState) -> LoopState:
     if existing is not None and _done(query, 0, "init"):
         return _state(query, 0, None)
     now = utcnow()
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     query.status = "processing"
     with _traced(query, 0, "init") as record:
         context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question)
-        found = search(clients, query.world_id, query.question, user_id=query.user_id, limit=h.query_initial_hits,
+        found = search(clients, world, query.question, user_id=query.user_id, limit=h.query_initial_hits,
                        now=now)
         context.merge(capabilities.hit_items(clients, query.world_id, found.hits))
         entity_ids = list(dict.fromkeys([e.entity_id for e in found.entities]
@@ -116,7 +117,7 @@ def init(clients: Clients, state: LoopState) -> LoopState:
                 context.merge(capabilities.relationship_items(
                     clients, query.world_id,
                     clients.store.relationships(query.world_id, entity_id, 1, user_id=query.user_id)))
-        conversation = conversation_context(clients, query.world_id, query.user_id, query.conversation_id,
+        conversation = conversation_context(clients, world, query.user_id, query.conversation_id,
                                             query.question, now)
         context.conversation = conversation.lines(query.user_id, now)
         context.conversation_ids = sorted({e.conversation_id for e in conversation.events})
@@ -130,7 +131,7 @@ def init(clients: Clients, state: LoopState) -> LoopState:
     return _state(query, 0, None)
 
 
-def ask(clients: Clients, state: LoopState) -> LoopState:
+def ask(clients: Clients, world: World, state: LoopState) -> LoopState:
     """Ask the model: an Answer ends the loop; NeedsMoreInfo is validated against this round's offer
     and kept for `fulfil`; an invalid request, or one with no info requests left, leads to `force`."""
     query, context = _load(clients, state)
@@ -139,7 +140,7 @@ def ask(clients: Clients, state: LoopState) -> LoopState:
     if previous is not None:
         return _state(query, iteration, previous.outcome)
     assert context is not None, "init stores the context before ask runs"
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     with _traced(query, iteration, "ask") as record:
         measures = budget.thin(context, h)
         with _model_wait(record):
@@ -176,7 +177,7 @@ def ask(clients: Clients, state: LoopState) -> LoopState:
     return _state(query, iteration, record["outcome"])
 
 
-def fulfil(clients: Clients, state: LoopState) -> LoopState:
+def fulfil(clients: Clients, world: World, state: LoopState) -> LoopState:
     """Run the pending (validated) info requests and merge what they find into the context."""
     query, context = _load(clients, state)
     if _done(query, state.iteration, "fulfil"):
@@ -187,13 +188,13 @@ def fulfil(clients: Clients, state: LoopState) -> LoopState:
         added, served = 0, []
         for request in context.pending_requests:
             typed = offer.validate(request)  # validated by ask against the same context: cannot fail here
-            added += context.merge(capabilities.execute(clients, context, query.user_id, typed))
+            added += context.merge(capabilities.execute(clients, world, context, query.user_id, typed))
             for entity_id in capabilities.expanded_ids(typed):
                 context.mark_expanded(entity_id)
             served.append(request.capability)
         context.pending_requests = []
         query.info_requests_used += 1
-        stats = context.stats(clients.heuristics_for(query.world_id).chars_per_token)
+        stats = context.stats(world.heuristics.chars_per_token)
         record["outcome"] = "fulfilled"
         record["detail"] = {"served": served, "items_added": added, "items": stats.items,
                             "estimated_tokens": stats.estimated_tokens}
@@ -202,14 +203,14 @@ def fulfil(clients: Clients, state: LoopState) -> LoopState:
     return _state(query, state.iteration, "needs_more_info")
 
 
-def force(clients: Clients, state: LoopState) -> LoopState:
+def force(clients: Clients, world: World, state: LoopState) -> LoopState:
     """Out of info requests, or a request was invalid: the model must answer with what it has. After an
     invalid request the answer's confidence is capped low and it says what was missing."""
     query, context = _load(clients, state)
     if _done(query, state.iteration, "force"):
         return _state(query, state.iteration, "answer")
     assert context is not None
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     with _traced(query, state.iteration, "force") as record:
         with _model_wait(record):
             reply = clients.llm.force_answer(context, temperature=query.config.temperature)
@@ -227,7 +228,7 @@ def force(clients: Clients, state: LoopState) -> LoopState:
     return _state(query, state.iteration, "answer")
 
 
-def fallback(clients: Clients, state: LoopState, error: dict[str, Any]) -> LoopState:
+def fallback(clients: Clients, world: World, state: LoopState, error: dict[str, Any]) -> LoopState:
     """The model stayed unavailable through the state machine's retries: answer from retrieval alone,
     with low confidence, and say so."""
     query, context = _load(clients, state)
@@ -235,7 +236,7 @@ def fallback(clients: Clients, state: LoopState, error: dict[str, Any]) -> LoopS
     if _done(query, iteration - 1, "fallback"):
         return _state(query, iteration - 1, "answer")
     assert context is not None
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     with _traced(query, iteration, "fallback") as record:
         query.answer = _grounded(_from_retrieval(context, h), context, h)
         record["outcome"] = "answer"

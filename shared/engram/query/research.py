@@ -21,6 +21,7 @@ from engram.model.context import QueryContext
 from engram.model.memories import SemanticMemory
 from engram.model.queries import Answer, Source, WorldQuery
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchReport, SubQuestion
+from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.query import budget, capabilities
 from engram.query.loop import LoopState, _done, _grounded, _load, _model_wait, _record_usage, _traced
@@ -49,12 +50,12 @@ def _state(query: WorldQuery, iteration: int, outcome: ResearchOutcome) -> Resea
                          remaining_iterations=report.remaining_iterations)
 
 
-def plan(clients: Clients, state: ResearchState | LoopState) -> ResearchState:
+def plan(clients: Clients, world: World, state: ResearchState | LoopState) -> ResearchState:
     """The model breaks the question into sub-questions, each with the capability requests to answer it."""
     query, context, _ = _load_research(clients, state)
     if _done(query, 0, "plan"):
         return _state(query, 0, "planned")
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     with _traced(query, 0, "plan") as record:
         with _model_wait(record):
             reply = clients.llm.plan_research(context, max_sub_questions=h.research_max_sub_questions)
@@ -69,14 +70,14 @@ def plan(clients: Clients, state: ResearchState | LoopState) -> ResearchState:
     return _state(query, 0, "planned")
 
 
-def gather(clients: Clients, state: ResearchState) -> ResearchState:
+def gather(clients: Clients, world: World, state: ResearchState) -> ResearchState:
     """Run the pending sub-questions' requests (each validated against what the context holds; a rejected
     one is noted and skipped), bring in both sides of any conflicting evidence, then thin to the budgets."""
     query, context, report = _load_research(clients, state)
     iteration = state.iteration + 1
     if _done(query, iteration, "gather"):
         return _state(query, iteration, "gathered")
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     with _traced(query, iteration, "gather") as record:
         served = rejected = added = 0
         gathered: dict[str, SubQuestion] = {}
@@ -89,7 +90,7 @@ def gather(clients: Clients, state: ResearchState) -> ResearchState:
                     refused.append(exc.message)
                     rejected += 1
                     continue
-                items = capabilities.execute(clients, context, query.user_id, typed)
+                items = capabilities.execute(clients, world, context, query.user_id, typed)
                 added += context.merge(items)
                 for entity_id in capabilities.expanded_ids(typed):
                     context.mark_expanded(entity_id)
@@ -119,7 +120,7 @@ def gather(clients: Clients, state: ResearchState) -> ResearchState:
     return _state(query, iteration, "gathered")
 
 
-def evaluate(clients: Clients, state: ResearchState) -> ResearchState:
+def evaluate(clients: Clients, world: World, state: ResearchState) -> ResearchState:
     """The completeness check: mark the sub-questions the context answers; when the model finds the research
     incomplete and rounds remain, its follow-up sub-questions are the next round's."""
     query, context, report = _load_research(clients, state)
@@ -127,7 +128,7 @@ def evaluate(clients: Clients, state: ResearchState) -> ResearchState:
     previous = _done(query, iteration, "evaluate")
     if previous is not None:
         return _state(query, iteration, "incomplete" if previous.outcome == "incomplete" else "complete")
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     can_continue = report.remaining_iterations > 0
     with _traced(query, iteration, "evaluate") as record:
         with _model_wait(record):
@@ -154,13 +155,13 @@ def evaluate(clients: Clients, state: ResearchState) -> ResearchState:
     return _state(query, iteration, "incomplete" if more else "complete")
 
 
-def synthesize(clients: Clients, state: ResearchState) -> ResearchState:
+def synthesize(clients: Clients, world: World, state: ResearchState) -> ResearchState:
     """The answer: cites the items it rests on, names each conflicting pair of sources (both cited)."""
     query, context, report = _load_research(clients, state)
     iteration = state.iteration
     if _done(query, iteration, "synthesize"):
         return _state(query, iteration, "answer")
-    h = clients.heuristics_for(query.world_id)
+    h = world.heuristics
     with _traced(query, iteration, "synthesize") as record:
         with _model_wait(record):
             reply = clients.llm.synthesize(context, report.sub_questions, report.conflicts,

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from engram.model.events import StoredEvent
 from engram.model.web import WebResult
+from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.retrieval.embedding_cache import query_vector
 from engram.rules.timefmt import relative_time
@@ -60,10 +61,10 @@ def format_line(event: StoredEvent, user_id: str, now: datetime) -> str:
     return f"- {who} ({when}): {event.content}"
 
 
-def conversation_context(clients: Clients, world_id: str, user_id: str, conversation_id: str | None,
+def conversation_context(clients: Clients, world: World, user_id: str, conversation_id: str | None,
                          user_input: str, now: datetime) -> ConversationContext:
     """The events the rules choose for this input (and web results when they are called for)."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     recent: list[StoredEvent] = []
     if conversation_id:
         # Only a conversation the user takes part in: naming another user's conversation reads nothing of it.

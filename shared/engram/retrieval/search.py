@@ -26,6 +26,7 @@ from engram.model.search import (
     SemanticHit,
     Suggestion,
 )
+from engram.model.world import World
 from engram.observability import logger
 from engram.ports.clients import Clients
 from engram.retrieval.classify import QueryClass, classify_query
@@ -52,12 +53,12 @@ def keyword_query(query: str) -> str:
     return " ".join(keyword_terms(query, STOPWORDS))
 
 
-def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, limit: int = 10,
+def search(clients: Clients, world: World, query: str, *, user_id: str | None, limit: int = 10,
            kinds: Sequence[DocKind] | None = None, now: datetime | None = None) -> SearchResponse:
     """The best `limit` documents of the world (the user's own and shared ones when `user_id` is given)."""
     started = time.perf_counter()
     now = now or utcnow()
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     kinds = tuple(kinds or SEARCHABLE)
     intent = classify_query(query)
     weights = h.fusion_weights.get(intent, h.fusion_weights["semantic"])
@@ -130,12 +131,12 @@ def search(clients: Clients, world_id: str, query: str, *, user_id: str | None, 
     )
 
 
-def find_similar(clients: Clients, world_id: str, kind: DocKind, doc_id: str, *, limit: int = 10,
+def find_similar(clients: Clients, world: World, kind: DocKind, doc_id: str, *, limit: int = 10,
                  kinds: Sequence[DocKind] | None = None, user_id: str | None = None) -> list[SearchHit]:
     """The memories (or entities) nearest one memory or entity by meaning, at least as similar as the
     semantic threshold, each with the one line that says why. For `user_id`, from one of the user's own or
     the world's rows (else nothing) and among those only."""
-    h = clients.heuristics_for(world_id)
+    world_id, h = world.world_id, world.heuristics
     near = clients.store.similar_to(world_id, kind, doc_id, kinds=tuple(kinds or SEARCHABLE), limit=limit,
                                     min_similarity=h.semantic_min_similarity, user_id=user_id)
     docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, [(s.kind, s.doc_id) for s in near])}

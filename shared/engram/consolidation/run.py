@@ -10,7 +10,6 @@ a scope again changes nothing and a second run finds nothing new to do.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -22,7 +21,7 @@ from engram.config import Heuristics
 from engram.enrichment.extract import index_pending
 from engram.enrichment.ingest import sweep_stalled
 from engram.memory.lifecycle import explained
-from engram.model.common import new_id, utcnow
+from engram.model.common import new_id, stable_id, utcnow
 from engram.model.memories import ConfidenceFactors, MemorySummary, ProceduralMemory, SemanticMemory
 from engram.model.world import World
 from engram.ports import KnownFact
@@ -153,7 +152,7 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     user_id = scope.user_id or (events[-1].user_id if events else None)
     summary = MemorySummary(
         world_id=scope.world_id, user_id=user_id, scope_kind=scope.scope_kind,  # type: ignore[arg-type]
-        summary_id=_stable_id("sum", scope.world_id, scope.scope_kind, scope.scope_id, user_id or ""),
+        summary_id=stable_id("sum", scope.world_id, scope.scope_kind, scope.scope_id, user_id or ""),
         scope_id=scope.scope_id, content=reply.value.summary, key_facts=[f.statement(name) for f, name in kept],
         source_ids=[e.event_id for e in events] + [f.memory_id for f, _, _ in ranked],
         confidence=round(sum(effective) / len(effective), 4) if effective else h.summary_default_confidence,
@@ -210,7 +209,7 @@ def _co_occurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
     names = {e.entity_id: e.name for e in store.get_entities(world_id, sorted({i for p in found
                                                                                 for i in (p.first, p.second)}))}
     return [ProceduralMemory(
-        world_id=world_id, memory_id=_stable_id("proc", world_id, user_id, p.first, p.second), user_id=user_id,
+        world_id=world_id, memory_id=stable_id("proc", world_id, user_id, p.first, p.second), user_id=user_id,
         pattern=f"When {user_id} talks about {names[p.first]}, {names[p.second]} comes up too",
         support_count=p.support, source_ids=list(p.event_ids),
         confidence=pattern_confidence(p.support, h.max_confidence), created_at=as_of)
@@ -230,7 +229,7 @@ def _recurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
     names = {e.entity_id: e.name for e in store.get_entities(world_id, sorted({
         f.subject_entity_id for f in facts.values()}))}
     return [ProceduralMemory(
-        world_id=world_id, memory_id=_stable_id("proc", world_id, user_id, "recurring", r.memory_id),
+        world_id=world_id, memory_id=stable_id("proc", world_id, user_id, "recurring", r.memory_id),
         user_id=user_id, pattern=f"Again and again: {fact.statement(names.get(fact.subject_entity_id, fact.subject_entity_id))}",
         support_count=r.support, source_ids=list(r.sources),
         confidence=pattern_confidence(r.support, h.max_confidence), created_at=as_of)
@@ -289,7 +288,4 @@ def _forget(clients: Clients, world_id: str, h: Heuristics, as_of: datetime) -> 
         clients.store.drop_relationship_source(world_id, memory_id)
     return len(clients.store.archive_facts(world_id, faded))
 
-
-def _stable_id(prefix: str, *parts: str) -> str:
-    return f"{prefix}_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 

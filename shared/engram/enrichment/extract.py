@@ -3,7 +3,6 @@ that are created, reinforced, superseded or put in conflict; then the keyword in
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -21,7 +20,7 @@ from engram.enrichment.resolve import (
 )
 from engram.enrichment.signals import extract_signals
 from engram.errors import ExtractionRejected
-from engram.model.common import new_id, utcnow
+from engram.model.common import new_id, stable_id, utcnow
 from engram.model.entities import EntityAlias, RecordedMention, Relationship
 from engram.model.events import StoredEvent
 from engram.model.memories import (
@@ -43,10 +42,6 @@ from engram.rules.confidence import initial_factors, reinforced, stored_confiden
 from engram.rules.conflicts import Side, decide
 from engram.rules.mentions import PRONOUNS
 from engram.rules.utterance import in_context, utterance
-
-
-def _stable_id(prefix: str, *parts: str) -> str:
-    return f"{prefix}_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
 def extract_events(clients: Clients, world: World, event_ids: Sequence[str], *,
@@ -145,7 +140,7 @@ def _extract_window(clients: Clients, world: World, window: list[StoredEvent], n
             roles[entity_id].add("mentioned")
     entities = {e.entity_id: e for e in store.get_entities(world_id, list(roles))}
     episode = EpisodicMemory(
-        world_id=world_id, memory_id=_stable_id("epi", world_id, *sorted(by_id)), user_id=window[0].user_id,
+        world_id=world_id, memory_id=stable_id("epi", world_id, *sorted(by_id)), user_id=window[0].user_id,
         conversation_id=window[0].conversation_id, content=episode_content,
         event_ids=list(by_id), entity_ids=sorted(roles), importance=max(e.importance for e in window),
         occurred_at=window[0].occurred_at,
@@ -215,7 +210,7 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
     factors = initial_factors(triple.confidence, "user" if subject_id == speaker_id else "reported",
                               h.fact_source_weights, cap)
     fact = SemanticMemory(
-        world_id=world_id, memory_id=_stable_id("sem", world_id, subject_id, triple.predicate,
+        world_id=world_id, memory_id=stable_id("sem", world_id, subject_id, triple.predicate,
                                                  triple.object.lower(), event.event_id),
         user_id=event.user_id, subject_entity_id=subject_id, predicate=triple.predicate,
         object_value=triple.object, object_entity_id=object_id, confidence=stored_confidence(factors, cap),
@@ -329,7 +324,7 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
                       recency_gap_days=h.conflict_recency_gap_days)
     what = reason or f"'{old.object_value}' and '{new.object_value}' for {old.predicate}"
     conflict = MemoryConflict(
-        world_id=old.world_id, conflict_id=_stable_id("cfl", old.world_id, old.memory_id, new.memory_id),
+        world_id=old.world_id, conflict_id=stable_id("cfl", old.world_id, old.memory_id, new.memory_id),
         memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="open", strategy=decision.strategy,
         reason=f"{what}: {decision.reason}", created_at=now, kind=kind)
     if decision.winner is None:

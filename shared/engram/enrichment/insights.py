@@ -8,7 +8,6 @@ cooldown guards the offer, so a re-run of the step stores nothing new."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -16,7 +15,7 @@ from datetime import datetime
 from engram.config import Heuristics
 from engram.enrichment.signals import event_signals
 from engram.errors import ExtractionRejected, LLMUnavailable, NotFound
-from engram.model.common import utcnow
+from engram.model.common import stable_id, utcnow
 from engram.model.events import StoredEvent
 from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention, SuggestedResearch
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
@@ -87,7 +86,7 @@ def _check_inflection(clients: Clients, state: InsightState, checkpoint: int, re
     if inflection_counts(assessment, h) and assessment.kind is not None:
         known = {s.signal_id for s in signals}  # a model cannot rest a reading on a signal it invented
         inflection = Inflection(
-            world_id=world_id, inflection_id=_stable_id("inf", world_id, conversation_id, str(checkpoint)),
+            world_id=world_id, inflection_id=stable_id("inf", world_id, conversation_id, str(checkpoint)),
             conversation_id=conversation_id, turn=checkpoint, kind=assessment.kind,
             confidence=assessment.confidence, suggested_topic=assessment.suggested_topic,
             rationale=assessment.rationale, signal_ids=[i for i in dict.fromkeys(assessment.signal_ids) if i in known],
@@ -123,15 +122,11 @@ def _offer_intervention(clients: Clients, state: InsightState, recent: Sequence[
         return 0
     intervention = Intervention(
         world_id=world_id,
-        intervention_id=_stable_id("itv", world_id, conversation_id, candidate.kind, *sorted(candidate.signal_ids)),
+        intervention_id=stable_id("itv", world_id, conversation_id, candidate.kind, *sorted(candidate.signal_ids)),
         conversation_id=conversation_id, kind=candidate.kind, message=candidate.message(h),
         signal_ids=list(candidate.signal_ids), turn=state.turns, created_at=now)
     return int(clients.store.offer_intervention(intervention, h.intervention_cooldown_turns))
 
-
-def _stable_id(prefix: str, *parts: str) -> str:
-    """Derived from what identifies the row, so a re-run finds the same id."""
-    return f"{prefix}_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
 # ---------------------------------------------------------------- the routes

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated
@@ -19,6 +20,11 @@ def utcnow() -> datetime:
 def new_id(prefix: str) -> str:
     """A sortable-enough unique id with a readable prefix (`evt_`, `ent_`, `mem_`, `qry_`...)."""
     return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def stable_id(prefix: str, *parts: str) -> str:
+    """An id derived from what identifies the row, so a re-run (a retried step) finds the same id."""
+    return f"{prefix}_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
 class Frozen(BaseModel):

@@ -1,19 +1,20 @@
-"""The ports: what the domain needs from the outside world, as Protocols.
+"""The ports: what the domain needs from the outside world, as Protocols, one module each; this module
+re-exports them. A use case declares the narrow ports it needs; `engram.ports.clients.Clients` holds one
+adapter for each and satisfies them all.
 
 Score conventions: keyword scores are BM25-like (higher is better, engine scale); semantic
 scores are cosine similarity (higher is better, never a distance). Every method takes the
 world id first: no port method can reach across worlds.
 """
 
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
-
-from engram.model.entities import DomainMatch, DomainSource
-from engram.model.search import DocKind, IndexDocument, KeywordHit
-from engram.model.web import WebResult
-from engram.ports.llm import (  # the model port, in a module of its own
+from engram.ports.domain import DomainDatabase
+from engram.ports.embedder import Embedder
+from engram.ports.entities import EntityStore
+from engram.ports.erase import EraseStore
+from engram.ports.events import EventStore
+from engram.ports.index import KeywordIndex
+from engram.ports.insights import InsightStore
+from engram.ports.llm import (
     LLM,
     ConflictCheck,
     ConflictingFacts,
@@ -27,37 +28,37 @@ from engram.ports.llm import (  # the model port, in a module of its own
     WindowEvent,
     WrittenSummary,
 )
-from engram.ports.store import (  # the store port, in a module of its own
-    EntityStore,
-    EraseStore,
-    EventStore,
-    InsightStore,
-    MemoryStore,
-    OutboxStore,
-    PortabilityStore,
-    QueryStore,
-    RetrievalStore,
-    SignalStore,
-    Store,
-    SummaryStore,
-)
+from engram.ports.memories import MemoryStore
+from engram.ports.outbox import OutboxStore
+from engram.ports.portability import PortabilityStore
+from engram.ports.queries import QueryStore
+from engram.ports.retrieval import RetrievalStore
+from engram.ports.signals import SignalStore
+from engram.ports.store import Store
+from engram.ports.summaries import SummaryStore
+from engram.ports.web import WebSearch
+from engram.ports.workflows import QueryOutcome, Workflows
 
-__all__ = [  # what this module re-exports; its own Protocols export themselves
+__all__ = [
     "LLM",
     "ConflictCheck",
     "ConflictingFacts",
     "Coreference",
+    "DomainDatabase",
+    "Embedder",
     "EntityStore",
     "EraseStore",
     "EventStore",
     "ExtractedTriple",
     "ExtractionResult",
     "InsightStore",
+    "KeywordIndex",
     "KnownFact",
     "LLMReply",
     "MemoryStore",
     "OutboxStore",
     "PortabilityStore",
+    "QueryOutcome",
     "QueryStore",
     "Reference",
     "RetrievalStore",
@@ -65,76 +66,8 @@ __all__ = [  # what this module re-exports; its own Protocols export themselves
     "Store",
     "SummaryStore",
     "Usage",
+    "WebSearch",
     "WindowEvent",
+    "Workflows",
     "WrittenSummary",
 ]
-
-
-# ---------------------------------------------------------------- keyword index
-@runtime_checkable
-class KeywordIndex(Protocol):
-    """Documents are keyed by world, kind and id (an event and a fact may share an id). A search's scores
-    depend on the searched world's documents only, for every query form: nothing another world holds can
-    move them (the engines' statistics are kept per world)."""
-
-    def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
-    def delete(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> None:
-        """Forget the documents (kind, doc id) of the world; a missing one is no error."""
-        ...
-    def search(
-        self, world_id: str, query: str, *, user_id: str | None = None, kinds: Sequence[DocKind] | None = None,
-        limit: int = 10,
-    ) -> list[KeywordHit]:
-        """BM25 search with query syntax (terms, "phrase", field:value, AND/OR/NOT, prefix*),
-        always filtered to `world_id`; highlights hold snippets with <b>...</b> marks."""
-        ...
-    def delete_world_user(self, world_id: str, user_id: str) -> int: ...
-    def clear(self, world_id: str) -> None:
-        """Forget every document of the world (before it is rebuilt from the database)."""
-        ...
-    def ping(self) -> None: ...
-
-
-# ---------------------------------------------------------------- embeddings
-class Embedder(Protocol):
-    name: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit-normalized vectors, one per text, in order."""
-        ...
-
-
-# ---------------------------------------------------------------- domain database
-class DomainDatabase(Protocol):
-    """The world's own records (customers, products...) in an external database, searched by name."""
-
-    def find(self, world_id: str, sources: Sequence[DomainSource], name: str, limit: int) -> list[DomainMatch]:
-        """Rows of the described tables whose name column equals `name` (case and spacing aside)."""
-        ...
-    def ping(self) -> None: ...
-
-
-# ---------------------------------------------------------------- workflows
-class Workflows(Protocol):
-    def start_enrichment(self, world_id: str, event_ids: Sequence[str], enrichment_id: str) -> str:
-        """Start one enrichment execution for an accepted batch; returns the execution id."""
-        ...
-    def run_query(self, world_id: str, query_id: str) -> dict[str, Any]:
-        """Run the query state machine to completion; returns its output."""
-        ...
-    def start_query(self, world_id: str, query_id: str) -> str: ...
-    def start_consolidation(self, world_id: str | None) -> str: ...
-
-
-QueryOutcome = Literal["answer", "needs_more_info"]
-
-
-# ---------------------------------------------------------------- web search
-class WebSearch(Protocol):
-    """Current information from the web, for questions the trigger rules send there. An adapter degrades
-    to no results (never an error) when the service is unreachable."""
-
-    name: str
-
-    def search(self, query: str, limit: int) -> list[WebResult]: ...

@@ -1,0 +1,101 @@
+"""The entity store: canonical entities, aliases, mentions, relationships, domain sources, the ontology."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from engram.model.entities import (
+    CanonicalEntity,
+    DomainSource,
+    EntityAlias,
+    EntitySighting,
+    NameMatch,
+    RecordedMention,
+    Relationship,
+    Resolution,
+)
+from engram.model.memories import OntologyPredicate
+
+
+class EntityStore(Protocol):
+    def get_entity(self, world_id: str, entity_id: str) -> CanonicalEntity | None: ...
+    def find_entity_by_name(self, world_id: str, name: str) -> CanonicalEntity | None:
+        """Exact match on the normalized canonical name."""
+        ...
+    def find_alias(self, world_id: str, alias: str, user_id: str | None) -> list[EntityAlias]:
+        """Aliases equal to `alias` (normalized): the user's own first, then global ones."""
+        ...
+    def create_entity(self, world_id: str, name: str, entity_type: str, description: str | None = None, *,
+                      origin_event_id: str | None = None) -> CanonicalEntity:
+        """A new entity named so; `origin_event_id`: the event whose words made it."""
+        ...
+    def add_alias(self, alias: EntityAlias) -> None: ...
+    def list_entities(self, world_id: str, name: str | None, limit: int, definition: str | None = None,
+                      min_similarity: float = 0.5) -> list[CanonicalEntity]: ...
+    def record_resolutions(self, world_id: str, resolutions: Sequence[Resolution],
+                           aliases: Sequence[EntityAlias] = ()) -> None:
+        """Record an event's resolutions and, in the same transaction, the aliases they taught."""
+        ...
+    def get_entities(self, world_id: str, entity_ids: Sequence[str]) -> list[CanonicalEntity]: ...
+    def event_entity_ids(self, world_id: str, event_ids: Sequence[str]) -> dict[str, list[str]]: ...
+    def upsert_relationship(self, rel: Relationship) -> Relationship: ...
+    def relationships(self, world_id: str, entity_id: str, depth: int, *,
+                      user_id: str | None = None) -> list[Relationship]:
+        """Edges within `depth` hops of the entity, either direction. Every read of the graph takes `user_id`:
+        given, only the edges that user sees (their own facts' and the world's), each with only that user's
+        evidence and confidence; None, every edge as stored (world-level callers)."""
+        ...
+    # resolution: the fast path, provenance, what waits for the user, coreference candidates, the graph
+    def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
+                   limit: int) -> list[NameMatch]:
+        """The fast path in one round trip: entities whose normalized canonical name is `name`; else aliases
+        equal to it (global and `user_id`'s own); else, when no alias is above `alias_accept`, trigram neighbours
+        whose similarity times alias confidence is above `fuzzy_min`, best first."""
+        ...
+    def entity_usage(self, world_id: str, entity_ids: Sequence[str]) -> dict[str, tuple[str, int, datetime | None]]:
+        """(name, resolved mentions, latest mention time) per entity, for ranking candidates."""
+        ...
+    def find_entity_by_external_ref(self, world_id: str, external_ref: str) -> CanonicalEntity | None: ...
+    def set_external_ref(self, world_id: str, entity_id: str, external_ref: str) -> CanonicalEntity | None:
+        """Give an entity that has none an external reference no other entity holds; returns the holder."""
+        ...
+    def create_entity_with_ref(self, world_id: str, name: str, entity_type: str, external_ref: str,
+                               description: str | None = None, alias_source: str = "created") -> CanonicalEntity:
+        """The entity with this external reference, created with its name as a global alias if missing."""
+        ...
+    def known_aliases_in(self, world_id: str, phrases: Sequence[str], user_id: str | None) -> list[str]:
+        """Those normalized phrases that are aliases of the world (global or the user's own)."""
+        ...
+    def recorded_mentions(self, world_id: str, event_ids: Sequence[str]) -> list[RecordedMention]: ...
+    def get_mention(self, world_id: str, mention_id: str) -> RecordedMention | None: ...
+    def pending_disambiguations(self, world_id: str, user_id: str | None, limit: int) -> list[RecordedMention]: ...
+    def set_mention_entities(self, world_id: str, updates: Sequence[tuple[str, str, str, float]]) -> None:
+        """(mention id, entity id, method, confidence) for mentions resolved after they were recorded."""
+        ...
+    def conversation_sightings(self, world_id: str, conversation_id: str, until: datetime,
+                               limit: int) -> list[EntitySighting]:
+        """The conversation's resolved mentions up to `until`, most recent first."""
+        ...
+    def relations_of(self, world_id: str, entity_ids: Sequence[str], *,
+                     user_id: str | None = None) -> list[EntitySighting]:
+        """Entities standing in an `<x>_of` relationship to one of these (Sam boss_of dana: dana's boss), on the
+        edges `user_id` sees when given."""
+        ...
+    def entity_aliases(self, world_id: str, entity_id: str, user_id: str | None) -> list[EntityAlias]:
+        """An entity's aliases: global ones and `user_id`'s own, or everyone's when `user_id` is None."""
+        ...
+    def neighbours(self, world_id: str, entity_ids: Sequence[str], *,
+                   user_id: str | None = None) -> list[Relationship]:
+        """Relationships touching any of the entities, either direction (those `user_id` sees when given)."""
+        ...
+    def drop_relationship_source(self, world_id: str, memory_id: str) -> int:
+        """Forget a fact behind its edges; edges left with no fact behind them go. Returns edges removed."""
+        ...
+    def domain_sources(self, world_id: str) -> list[DomainSource]: ...
+    def upsert_domain_source(self, world_id: str, source: DomainSource, description: str | None = None) -> None: ...
+    def ontology_predicates(self, world_id: str) -> list[OntologyPredicate]:
+        """The predicates of the world's ontology with their synonyms, by name."""
+        ...
+    def upsert_ontology_predicate(self, world_id: str, predicate: OntologyPredicate) -> None: ...

@@ -34,6 +34,7 @@ from engram.model.context import QueryContext
 from engram.model.queries import InfoRequest, NeedsMoreInfo
 from engram.ports.clients import Clients
 from engram.query import capabilities
+from engram.query import offer as offers
 from tests.asgi import api_client
 from tests.conftest import TEST_EMBEDDING_DIM
 from tests.fakes.llm import ScriptedLLM
@@ -274,7 +275,7 @@ def test_search_in_world_b_does_find_what_world_a_cannot(iso: tuple[Clients, htt
 
 # ---------------------------------------------------------------- every capability of the query loop
 def capability_names() -> set[str]:
-    union = typing.get_args(capabilities.Request)[0]
+    union = typing.get_args(offers.Request)[0]
     return {typing.get_args(model.model_fields["capability"].annotation)[0] for model in typing.get_args(union)}
 
 
@@ -294,7 +295,7 @@ def test_every_capability_naming_a_world_b_id_is_rejected_and_every_text_capabil
         iso: tuple[Clients, httpx.Client, dict[str, Any]]) -> None:
     clients, _api, b = iso
     context = a_context(clients)
-    offer = capabilities.offer(context)
+    offer = offers.offer(context)
     held, foreign = offer.entity_ids[0], b["entities"][0]
     # Each capability once with B's ids where it takes ids, with B's words where it takes text.
     probes: dict[str, list[dict[str, Any]]] = {
@@ -320,7 +321,7 @@ def test_every_capability_naming_a_world_b_id_is_rejected_and_every_text_capabil
             except CapabilityRejected:
                 rejected += 1
                 continue
-            items = capabilities.execute(clients, clients.world(context.world_id), context, "ana", typed)
+            items = offers.execute(clients, clients.world(context.world_id), context, "ana", typed)
             assert_no_leak(str([i.model_dump() for i in items]), b, f"{name}({params})")
             ran += 1
     assert rejected >= 7 and ran >= 3
@@ -490,11 +491,11 @@ def test_every_capability_run_for_a_user_holds_nothing_of_another_user_of_the_wo
     for name, cases in probes.items():
         for params in cases:
             try:
-                typed = capabilities.offer(context).validate(InfoRequest(capability=name, params=params))  # type: ignore[arg-type]
+                typed = offers.offer(context).validate(InfoRequest(capability=name, params=params))  # type: ignore[arg-type]
             except CapabilityRejected:
                 rejected += 1
                 continue
-            items = capabilities.execute(clients, clients.world(context.world_id), context, "uma", typed)
+            items = offers.execute(clients, clients.world(context.world_id), context, "uma", typed)
             sent = [params, *named_entities(alice, params)]  # an entity asked for by id comes back with its name
             if name in LISTINGS:  # the world's entities, as bare summaries only
                 assert all(i.kind == "summary" or (i.kind == "entity" and not i.full) for i in items), name
@@ -597,12 +598,12 @@ def test_the_owner_still_reads_her_relationships_and_a_world_level_caller_reads_
             answer = api.post(f"/v1/worlds/{U}/queries", json=body).json()["answer"]
             assert value in answer["content"], (question, answer)
     context = uma_context(clients, alice)
-    typed = capabilities.offer(context).validate(InfoRequest(capability="expand_entity", params={"entity_id": ali}))
-    (record,) = capabilities.execute(clients, clients.world(context.world_id), context, "alice", typed)
+    typed = offers.offer(context).validate(InfoRequest(capability="expand_entity", params={"entity_id": ali}))
+    (record,) = offers.execute(clients, clients.world(context.world_id), context, "alice", typed)
     assert all(v in record.text for v in ("Zanzibarville", "Quorvex Industries", "Thaddeus Vorn manager of alice"))
-    typed = capabilities.offer(context).validate(InfoRequest(capability="find_path", params={
+    typed = offers.offer(context).validate(InfoRequest(capability="find_path", params={
         "from_entity_id": ali, "to_entity_id": thad}))
-    assert [i.text for i in capabilities.execute(clients, clients.world(context.world_id), context, "alice", typed)] == ["Thaddeus Vorn manager of alice"]
+    assert [i.text for i in offers.execute(clients, clients.world(context.world_id), context, "alice", typed)] == ["Thaddeus Vorn manager of alice"]
     mine = api.get(f"/v1/worlds/{U}/entities/{ali}/relationships", params={"user_id": "alice"}).json()
     assert {"lives_in", "works_at", "manager_of", "has_dog", "friend_of"} <= {r["relation"] for r in mine}
     assert "neighbour_of" not in {r["relation"] for r in mine}  # uma's word, not alice's

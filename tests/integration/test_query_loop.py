@@ -13,7 +13,8 @@ from engram.errors import CapabilityRejected
 from engram.model.context import QueryContext
 from engram.model.queries import InfoRequest, QueryConfig, QueryRequest
 from engram.ports.clients import Clients
-from engram.query import capabilities, loop
+from engram.query import loop
+from engram.query import offer as offers
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
 
@@ -151,12 +152,12 @@ def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> No
 
 
 # ---------------------------------------------------------------- capabilities, constrained to the context
-def _offer(clients: Clients, world: str) -> tuple[QueryContext, capabilities.Offer]:
+def _offer(clients: Clients, world: str) -> tuple[QueryContext, offers.Offer]:
     query = submit_query(clients, world, QueryRequest(user_id="dana", question="Where does Dana work?"))
     loop.init(clients, clients.world(world), loop.LoopState(world_id=world, query_id=query.query_id))
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
-    return context, capabilities.offer(context)
+    return context, offers.offer(context)
 
 
 def test_every_id_a_request_names_must_be_one_the_context_holds(clients: Clients, world: str) -> None:
@@ -186,8 +187,8 @@ def test_each_capability_reads_the_real_store_and_returns_context_items(clients:
     assert dana is not None
 
     def run(capability: str, **params: object) -> list[str]:
-        typed = capabilities.offer(context).validate(InfoRequest(capability=capability, params=params))  # type: ignore[arg-type]
-        items = capabilities.execute(clients, clients.world(context.world_id), context, "dana", typed)
+        typed = offers.offer(context).validate(InfoRequest(capability=capability, params=params))  # type: ignore[arg-type]
+        items = offers.execute(clients, clients.world(context.world_id), context, "dana", typed)
         context.merge(items)
         return [i.text for i in items]
 

@@ -5,22 +5,16 @@ ids) is in the user message."""
 from __future__ import annotations
 
 from engram.model.context import QueryContext
-from engram.query import capabilities
+from engram.query import offer as offers
 
-CAPABILITIES = """Capabilities (request_info.info_requests[].capability, with params):
-- expand_entity {entity_id}: one entity's full record
-- expand_entities {entity_ids}: up to five entities' full records
-- search_entities {query, limit}: entities the memories matching a text are about, as summaries
-- get_entity_by_name {name, limit}: entities whose name or alias is a near spelling of name
-- get_relationships {entity_id, depth 1-3}: an entity's relationships, either direction
-- list_entity_definitions {}: the kinds of entity the world holds, with counts
-- get_entities_by_definition {definition, limit}: entities of one kind, as summaries
-- search_memories {query, limit}: memories and events matching a text
-- get_conversation_history {conversation_id, limit}: a conversation's latest turns
-- get_entity_timeline {entity_id, limit}: an entity's facts in time order
-- find_path {from_entity_id, to_entity_id, max_length 1-4}: the relationships linking two entities
 
-"""
+def capability_lines() -> list[str]:
+    """One line per registered capability: its name, its parameters and what it does."""
+    return [f"- {c.name} {c.signature}: {c.summary}" for c in offers.CAPABILITIES.values()]
+
+
+CAPABILITIES = ("Capabilities (request_info.info_requests[].capability, with params):\n"
+                + "\n".join(capability_lines()) + "\n\n")
 
 SYSTEM = """You answer questions from an agent's long-term memory, like a careful colleague.
 
@@ -52,7 +46,7 @@ def messages(context: QueryContext, remaining_info_requests: int | None) -> list
     text = render_context(context)
     if remaining_info_requests is not None:
         text += ("\n\nThis round's capabilities and the ids they allow:\n"
-                 + "\n".join(capabilities.offer(context).describe())
+                 + "\n".join(offers.offer(context).describe())
                  + f"\n\nInfo requests remaining: {remaining_info_requests}.")
     else:
         text += "\n\nNo more information can be requested: answer now with what you have."

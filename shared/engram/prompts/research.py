@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from engram.model.context import QueryContext
 from engram.model.research import EvidenceConflict, SubQuestion
-from engram.prompts.answer import CAPABILITIES, render_context
-from engram.query import capabilities
+from engram.prompts.answer import capability_lines, render_context
+from engram.query import offer as offers
 
-_CAPABILITIES = "Capabilities (each request: capability, with params):\n" + CAPABILITIES.split("\n", 1)[1]
+_CAPABILITIES = "Capabilities (each request: capability, with params):\n" + "\n".join(capability_lines()) + "\n\n"
 
 PLAN_SYSTEM = """You plan research in an agent's long-term memory. Break the question into the fewest
 sub-questions that together answer it (one per distinct thing to find out), and give each the
@@ -52,7 +52,7 @@ def _sub_questions(sub_questions: Sequence[SubQuestion]) -> list[str]:
 
 
 def _allowed(context: QueryContext) -> str:
-    return "This round's capabilities and the ids they allow:\n" + "\n".join(capabilities.offer(context).describe())
+    return "This round's capabilities and the ids they allow:\n" + "\n".join(offers.offer(context).describe())
 
 
 def plan_messages(context: QueryContext, max_sub_questions: int) -> list[dict[str, str]]:

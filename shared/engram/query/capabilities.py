@@ -1,216 +1,228 @@
-"""The capabilities the model may ask for, their parameters, their validation and their execution.
+"""The capabilities the model may ask for: their parameters and their execution.
 
-The offer is rebuilt from the context every round (`offer`): every id a request names (an entity, a
-conversation, a definition) must be one the context holds, so the model can only widen what it was
-shown, never reach an id it invented or another world's data. A request that fails validation is
+Each parameter model says what its capability does (its docstring's first paragraph is the prompt's
+line) and each executor runs one validated request; `query/offer.py` registers them, constrains them
+to what the context holds each round, and dispatches to them. A request that fails validation is
 not run: the loop ends with a forced answer that says what was missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from engram.errors import CapabilityRejected
 from engram.memory.graph import find_entities, find_paths
 from engram.model.context import QueryContext
 from engram.model.entities import CanonicalEntity, Relationship
 from engram.model.memories import SemanticMemory
-from engram.model.queries import ContextItem, InfoRequest
+from engram.model.queries import ContextItem
+from engram.model.requests import Capability
 from engram.model.search import SearchHit
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.retrieval.search import search
 
 
-class _Params(BaseModel):
+class RangeInPrompt:
+    """Marks a parameter whose bounds the prompt states (`depth 1-3`): they are how far the capability reaches,
+    where a `limit` is only a cap with a sensible default."""
+
+
+IN_PROMPT = RangeInPrompt()
+
+
+class CapabilityParams(BaseModel):
+    """One validated request: `capability` names it (the union's discriminator), the other fields are its params."""
+
     model_config = ConfigDict(extra="forbid")
 
+    capability: Capability
 
-class ExpandEntity(_Params):
-    """The entity's full record: aliases, facts, direct relationships."""
+
+class ExpandEntity(CapabilityParams):
+    """One entity's full record.
+
+    Its name, definition, description and aliases, the asking user's facts about it and its direct relationships.
+    """
 
     capability: Literal["expand_entity"]
-    entity_id: str
+    entity_id: str = Field(description="the entity, one the context holds")
 
 
-class ExpandEntities(_Params):
-    """Several entities' full records at once."""
+class ExpandEntities(CapabilityParams):
+    """Up to five entities' full records."""
 
     capability: Literal["expand_entities"]
-    entity_ids: list[str] = Field(min_length=1, max_length=5)
+    entity_ids: list[str] = Field(min_length=1, max_length=5, description="the entities, each one the context holds")
 
 
-class SearchEntities(_Params):
-    """Entities that the memories matching a text are about (as summaries)."""
+class SearchEntities(CapabilityParams):
+    """Entities the memories matching a text are about, as summaries."""
 
     capability: Literal["search_entities"]
-    query: str = Field(min_length=1, max_length=500)
-    limit: int = Field(default=5, ge=1, le=10)
+    query: str = Field(min_length=1, max_length=500, description="the words to look for")
+    limit: int = Field(default=5, ge=1, le=10, description="how many entities at most")
 
 
-class EntityByName(_Params):
-    """Entities whose name or an alias is a near spelling of `name` (as summaries, best first)."""
+class EntityByName(CapabilityParams):
+    """Entities whose name or alias is a near spelling of name.
+
+    As summaries, best first: a name or alias that contains `name` or is a near spelling of it.
+    """
 
     capability: Literal["get_entity_by_name"]
-    name: str = Field(min_length=1, max_length=200)
-    limit: int = Field(default=3, ge=1, le=10)
+    name: str = Field(min_length=1, max_length=200, description="the name as the question spells it")
+    limit: int = Field(default=3, ge=1, le=10, description="how many entities at most")
 
 
-class Relationships(_Params):
-    """The entity's relationships within `depth` hops, either direction."""
+class Relationships(CapabilityParams):
+    """An entity's relationships, either direction."""
 
     capability: Literal["get_relationships"]
-    entity_id: str
-    depth: int = Field(default=1, ge=1, le=3)
+    entity_id: str = Field(description="the entity, one the context holds")
+    depth: Annotated[int, IN_PROMPT] = Field(default=1, ge=1, le=3, description="how many hops away")
 
 
-class ListDefinitions(_Params):
-    """The kinds of entity the world holds, with how many of each."""
+class ListDefinitions(CapabilityParams):
+    """The kinds of entity the world holds, with counts.
+
+    The definitions it lists join the context's, so that entities of each kind may be asked for.
+    """
 
     capability: Literal["list_entity_definitions"]
 
 
-class EntitiesByDefinition(_Params):
-    """Entities of one definition (as summaries)."""
+class EntitiesByDefinition(CapabilityParams):
+    """Entities of one kind, as summaries."""
 
     capability: Literal["get_entities_by_definition"]
-    definition: str
-    limit: int = Field(default=10, ge=1, le=20)
+    definition: str = Field(description="the kind of entity, one the context holds")
+    limit: int = Field(default=10, ge=1, le=20, description="how many entities at most")
 
 
-class SearchMemories(_Params):
-    """Memories and events matching a text (the fused three-brain search)."""
+class SearchMemories(CapabilityParams):
+    """Memories and events matching a text.
+
+    The fused three-brain search: keywords, embeddings and the entity graph.
+    """
 
     capability: Literal["search_memories"]
-    query: str = Field(min_length=1, max_length=500)
-    limit: int = Field(default=10, ge=1, le=20)
+    query: str = Field(min_length=1, max_length=500, description="the words to look for")
+    limit: int = Field(default=10, ge=1, le=20, description="how many hits at most")
 
 
-class ConversationHistory(_Params):
-    """The latest turns of one conversation of the context."""
+class ConversationHistory(CapabilityParams):
+    """A conversation's latest turns."""
 
     capability: Literal["get_conversation_history"]
-    conversation_id: str
-    limit: int = Field(default=10, ge=1, le=20)
+    conversation_id: str = Field(description="the conversation, one the context holds")
+    limit: int = Field(default=10, ge=1, le=20, description="how many turns at most")
 
 
-class EntityTimeline(_Params):
-    """The entity's facts in the order they became true."""
+class EntityTimeline(CapabilityParams):
+    """An entity's facts in time order.
+
+    In the order they became true (their valid-from time, else when they were recorded).
+    """
 
     capability: Literal["get_entity_timeline"]
-    entity_id: str
-    limit: int = Field(default=10, ge=1, le=20)
+    entity_id: str = Field(description="the entity, one the context holds")
+    limit: int = Field(default=10, ge=1, le=20, description="how many facts at most")
 
 
-class FindPath(_Params):
-    """The relationships on the way from one entity to another."""
+class FindPath(CapabilityParams):
+    """The relationships linking two entities."""
 
     capability: Literal["find_path"]
-    from_entity_id: str
-    to_entity_id: str
-    max_length: int = Field(default=3, ge=1, le=4)
+    from_entity_id: str = Field(description="where the path starts, an entity the context holds")
+    to_entity_id: str = Field(description="where it ends, an entity the context holds")
+    max_length: Annotated[int, IN_PROMPT] = Field(default=3, ge=1, le=4, description="how many hops at most")
 
 
-Request = Annotated[ExpandEntity | ExpandEntities | SearchEntities | EntityByName | Relationships | ListDefinitions
-                    | EntitiesByDefinition | SearchMemories | ConversationHistory | EntityTimeline | FindPath,
-                    Field(discriminator="capability")]
-_REQUEST = TypeAdapter(Request)
-_ENTITY_FIELDS = ("entity_id", "from_entity_id", "to_entity_id")
-
-
-@dataclass(frozen=True)
-class Offer:
-    """The capabilities of one round, with the ids each parameter may take (those the context holds)."""
-
-    entity_ids: tuple[str, ...]
-    expandable_ids: tuple[str, ...]
-    conversation_ids: tuple[str, ...]
-    definitions: tuple[str, ...]
-
-    def describe(self) -> list[str]:
-        """The values this round's id parameters may take, each list said once."""
-        return [f"- entity ids (entity_id, entity_ids, from_entity_id, to_entity_id): [{', '.join(self.entity_ids)}]",
-                f"- of those, held only as summaries or not at all (worth expanding): [{', '.join(self.expandable_ids)}]",
-                f"- definitions (get_entities_by_definition): [{', '.join(self.definitions)}]",
-                f"- conversations (get_conversation_history): [{', '.join(self.conversation_ids)}]"]
-
-    def validate(self, request: InfoRequest) -> Request:
-        """The typed request, or CapabilityRejected saying which parameter is out of bounds and why."""
-        try:
-            typed = _REQUEST.validate_python({"capability": request.capability, **request.params})
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'][1:]) or 'request'}: {e['msg']}"
-                                 for e in exc.errors(include_url=False))
-            raise CapabilityRejected(f"{request.capability}: {problems}",
-                                     details=exc.errors(include_url=False, include_context=False)) from exc
-        known = set(self.entity_ids)
-        named = [getattr(typed, f) for f in _ENTITY_FIELDS if getattr(typed, f, None) is not None]
-        named += getattr(typed, "entity_ids", [])
-        for value in named:
-            if value not in known:
-                raise CapabilityRejected(f"{request.capability}: entity {value!r} is not in this query's context")
-        if isinstance(typed, ConversationHistory) and typed.conversation_id not in self.conversation_ids:
-            raise CapabilityRejected(f"get_conversation_history: conversation {typed.conversation_id!r} "
-                                     "is not in this query's context")
-        if isinstance(typed, EntitiesByDefinition) and typed.definition not in self.definitions:
-            raise CapabilityRejected(f"get_entities_by_definition: definition {typed.definition!r} is not one "
-                                     f"the context holds ({', '.join(self.definitions) or 'none'})")
-        return typed
-
-
-def offer(context: QueryContext) -> Offer:
-    """This round's capabilities, constrained to what `context` holds."""
-    return Offer(entity_ids=tuple(context.all_entity_ids()), expandable_ids=tuple(context.expandable_entity_ids()),
-                 conversation_ids=tuple(context.conversation_ids), definitions=tuple(context.definitions))
-
-
-def expanded_ids(request: Request) -> list[str]:
+def expanded_ids(request: CapabilityParams) -> list[str]:
     """The entities whose records a request brings in full."""
     if isinstance(request, ExpandEntities):
         return list(request.entity_ids)
     return [request.entity_id] if isinstance(request, ExpandEntity) else []
 
 
-def execute(clients: Clients, world: World, context: QueryContext, user_id: str,
-            request: Request) -> list[ContextItem]:
-    """Run a validated request; returns the context items it found (new definitions go into the context)."""
-    store, world_id, h = clients.store, world.world_id, world.heuristics
-    if isinstance(request, ExpandEntity | ExpandEntities):
-        entities = store.get_entities(world_id, expanded_ids(request))
-        return [entity_record(clients, world, user_id, e) for e in entities]
-    if isinstance(request, SearchEntities):
-        found = search(clients, world, request.query, user_id=user_id, limit=h.capability_max_results)
-        ids = list(dict.fromkeys([e.entity_id for e in found.entities] + [e for hit in found.hits for e in hit.entity_ids]
-                                 + [hit.doc_id for hit in found.hits if hit.kind == "entity"]))[: request.limit]
-        return [entity_summary(e) for e in store.get_entities(world_id, ids)]
-    if isinstance(request, EntityByName):
-        return [entity_summary(e) for e in find_entities(clients, world, request.name, None, request.limit)]
-    if isinstance(request, ListDefinitions):
-        definitions = store.entity_definitions(world_id, h.capability_max_results * 2)
-        context.definitions = list(dict.fromkeys([*context.definitions, *(d.definition for d in definitions)]))
-        return [ContextItem(kind="summary", id=f"definitions:{world_id}", score=0.5, text="Entity definitions: " + "; ".join(
-            f"{d.definition} ({d.entities})" + (f": {d.description}" if d.description else "") for d in definitions))]
-    if isinstance(request, EntitiesByDefinition):
-        return [entity_summary(e) for e in find_entities(clients, world, None, request.definition, request.limit)]
-    if isinstance(request, Relationships):
-        return relationship_items(clients, world_id, store.relationships(world_id, request.entity_id, request.depth,
-                                                                         user_id=user_id))
-    if isinstance(request, SearchMemories):
-        result = search(clients, world, request.query, user_id=user_id, limit=request.limit)
-        return hit_items(clients, world_id, result.hits)
-    if isinstance(request, ConversationHistory):
-        events = store.conversation_events(world_id, request.conversation_id, request.limit, user_id=user_id)
-        return [ContextItem(kind="event", id=e.event_id, text=f"{e.role}: {e.content}", score=e.importance,
-                            occurred_at=e.occurred_at) for e in events if e.user_id == user_id]
-    if isinstance(request, EntityTimeline):
-        facts = store.facts_about(world_id, [request.entity_id], request.limit, user_id=user_id)
-        facts.sort(key=lambda f: f.valid_from or f.created_at)
-        return fact_items(clients, world_id, facts)
-    assert isinstance(request, FindPath)
+def expand(clients: Clients, world: World, context: QueryContext, user_id: str,
+           request: ExpandEntity | ExpandEntities) -> list[ContextItem]:
+    """The full records of the entities a request names."""
+    entities = clients.store.get_entities(context.world_id, expanded_ids(request))
+    return [entity_record(clients, world, user_id, e) for e in entities]
+
+
+def entities_matching(clients: Clients, world: World, context: QueryContext, user_id: str,
+                      request: SearchEntities) -> list[ContextItem]:
+    """The summaries of the entities the search hits for a text are about (or are), best first."""
+    store, world_id = clients.store, context.world_id
+    h = world.heuristics
+    found = search(clients, world, request.query, user_id=user_id, limit=h.capability_max_results)
+    ids = list(dict.fromkeys([e.entity_id for e in found.entities] + [e for hit in found.hits for e in hit.entity_ids]
+                             + [hit.doc_id for hit in found.hits if hit.kind == "entity"]))[: request.limit]
+    return [entity_summary(e) for e in store.get_entities(world_id, ids)]
+
+
+def entities_named(clients: Clients, world: World, context: QueryContext, user_id: str,
+                   request: EntityByName) -> list[ContextItem]:
+    """The summaries of the entities whose name or an alias contains, or nearly spells, the one asked for."""
+    return [entity_summary(e) for e in find_entities(clients, world, request.name, None, request.limit)]
+
+
+def list_definitions(clients: Clients, world: World, context: QueryContext, user_id: str,
+                     request: ListDefinitions) -> list[ContextItem]:
+    """One summary item listing the world's definitions with their counts (they join the context's definitions)."""
+    world_id = context.world_id
+    h = world.heuristics
+    definitions = clients.store.entity_definitions(world_id, h.capability_max_results * 2)
+    context.definitions = list(dict.fromkeys([*context.definitions, *(d.definition for d in definitions)]))
+    return [ContextItem(kind="summary", id=f"definitions:{world_id}", score=0.5, text="Entity definitions: " + "; ".join(
+        f"{d.definition} ({d.entities})" + (f": {d.description}" if d.description else "") for d in definitions))]
+
+
+def entities_of_definition(clients: Clients, world: World, context: QueryContext, user_id: str,
+                           request: EntitiesByDefinition) -> list[ContextItem]:
+    """The summaries of entities of one definition."""
+    return [entity_summary(e) for e in find_entities(clients, world, None, request.definition, request.limit)]
+
+
+def relationships_of(clients: Clients, world: World, context: QueryContext, user_id: str,
+                     request: Relationships) -> list[ContextItem]:
+    """The entity's relationships within the requested hops, those the asking user may read."""
+    world_id = context.world_id
+    return relationship_items(clients, world_id, clients.store.relationships(world_id, request.entity_id, request.depth,
+                                                                             user_id=user_id))
+
+
+def memories_matching(clients: Clients, world: World, context: QueryContext, user_id: str,
+                      request: SearchMemories) -> list[ContextItem]:
+    """The fused search's hits for a text, as context items."""
+    result = search(clients, world, request.query, user_id=user_id, limit=request.limit)
+    return hit_items(clients, context.world_id, result.hits)
+
+
+def conversation_turns(clients: Clients, world: World, context: QueryContext, user_id: str,
+                       request: ConversationHistory) -> list[ContextItem]:
+    """The asking user's latest turns of one conversation, as event items."""
+    events = clients.store.conversation_events(context.world_id, request.conversation_id, request.limit,
+                                               user_id=user_id)
+    return [ContextItem(kind="event", id=e.event_id, text=f"{e.role}: {e.content}", score=e.importance,
+                        occurred_at=e.occurred_at) for e in events if e.user_id == user_id]
+
+
+def timeline(clients: Clients, world: World, context: QueryContext, user_id: str, request: EntityTimeline) -> list[ContextItem]:
+    """The entity's facts the asking user may read, in the order they became true."""
+    facts = clients.store.facts_about(context.world_id, [request.entity_id], request.limit, user_id=user_id)
+    facts.sort(key=lambda f: f.valid_from or f.created_at)
+    return fact_items(clients, context.world_id, facts)
+
+
+def path_between(clients: Clients, world: World, context: QueryContext, user_id: str, request: FindPath) -> list[ContextItem]:
+    """The relationships on up to three paths from one entity to the other, each once."""
+    world_id = context.world_id
     paths = find_paths(clients, world, request.from_entity_id, request.to_entity_id, request.max_length, limit=3,
                        user_id=user_id)
     return relationship_items(clients, world_id, list({r.relationship_id: r for p in paths for r in p.relationships}.values()))

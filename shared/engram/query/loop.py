@@ -20,6 +20,7 @@ from engram.model.world import World
 from engram.ports import Usage
 from engram.ports.clients import Clients
 from engram.query import budget, capabilities
+from engram.query import offer as offers
 from engram.retrieval.conversation import conversation_context
 from engram.retrieval.search import search
 
@@ -153,7 +154,7 @@ def ask(clients: Clients, world: World, state: LoopState) -> LoopState:
         if isinstance(reply.value, NeedsMoreInfo):
             requests = list(reply.value.info_requests)
             record["detail"]["requests"] = [r.model_dump() for r in requests]
-            offer = capabilities.offer(context)
+            offer = offers.offer(context)
             for request in requests if query.can_request_more_info else []:
                 try:
                     offer.validate(request)
@@ -184,11 +185,11 @@ def fulfil(clients: Clients, world: World, state: LoopState) -> LoopState:
         return _state(query, state.iteration, "needs_more_info")
     assert context is not None
     with _traced(query, state.iteration, "fulfil") as record:
-        offer = capabilities.offer(context)
+        offer = offers.offer(context)
         added, served = 0, []
         for request in context.pending_requests:
             typed = offer.validate(request)  # validated by ask against the same context: cannot fail here
-            added += context.merge(capabilities.execute(clients, world, context, query.user_id, typed))
+            added += context.merge(offers.execute(clients, world, context, query.user_id, typed))
             for entity_id in capabilities.expanded_ids(typed):
                 context.mark_expanded(entity_id)
             served.append(request.capability)

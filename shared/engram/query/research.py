@@ -24,6 +24,7 @@ from engram.model.research import EvidenceConflict, PlannedSubQuestion, Research
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.query import budget, capabilities
+from engram.query import offer as offers
 from engram.query.loop import LoopState, _done, _grounded, _load, _model_wait, _record_usage, _traced
 
 ResearchOutcome = Literal["planned", "gathered", "incomplete", "complete", "answer"]
@@ -85,12 +86,12 @@ def gather(clients: Clients, world: World, state: ResearchState) -> ResearchStat
             evidence, refused = list(sub.evidence), list(sub.rejected)
             for request in sub.requests:
                 try:  # the offer is rebuilt per request: an earlier request may have brought the id in
-                    typed = capabilities.offer(context).validate(request)
+                    typed = offers.offer(context).validate(request)
                 except CapabilityRejected as exc:
                     refused.append(exc.message)
                     rejected += 1
                     continue
-                items = capabilities.execute(clients, world, context, query.user_id, typed)
+                items = offers.execute(clients, world, context, query.user_id, typed)
                 added += context.merge(items)
                 for entity_id in capabilities.expanded_ids(typed):
                     context.mark_expanded(entity_id)

@@ -6,19 +6,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from engram.config import Heuristics
 from engram.enrichment.insights import update_insights
 from engram.enrichment.resolve import (
     ResolutionScope,
+    ResolvePorts,
+    ResolveStore,
     coreference_task,
     link_references,
     resolve_name,
     user_entity,
     window_events,
 )
-from engram.enrichment.signals import extract_signals
+from engram.enrichment.signals import SignalExtractStore, extract_signals
 from engram.errors import ExtractionRejected
 from engram.model.common import new_id, stable_id, utcnow
 from engram.model.entities import EntityAlias, RecordedMention, Relationship
@@ -32,11 +34,21 @@ from engram.model.memories import (
     OntologyPredicate,
     SemanticMemory,
 )
-from engram.model.search import IndexDocument
+from engram.model.search import DocKind, IndexDocument
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports import ExtractedTriple, KnownFact, Usage
-from engram.ports.clients import Clients
+from engram.ports import (
+    LLM,
+    DomainDatabase,
+    Embedder,
+    EventStore,
+    ExtractedTriple,
+    InsightStore,
+    KeywordIndex,
+    KnownFact,
+    OutboxStore,
+    Usage,
+)
 from engram.rules.classify import EXTRACTABLE, classify
 from engram.rules.confidence import initial_factors, reinforced, stored_confidence
 from engram.rules.conflicts import Side, decide
@@ -44,7 +56,79 @@ from engram.rules.mentions import PRONOUNS
 from engram.rules.utterance import in_context, utterance
 
 
-def extract_events(clients: Clients, world: World, event_ids: Sequence[str], *,
+class FactStore(ResolveStore, Protocol):
+    """What the fact lifecycle reads and writes: resolution's entities (for a triple's names), and the facts
+    (of `MemoryStore`), each step recorded with its conflicts and index outbox rows."""
+
+    def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
+                   statuses: Sequence[str] = ("active",), *, user_id: str | None = None) -> list[SemanticMemory]: ...
+    def record_facts(self, world_id: str, created: Sequence[tuple[SemanticMemory, Sequence[float] | None]],
+                     updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> None: ...
+
+
+class FactPorts(Protocol):
+    """The ports the fact lifecycle uses: the model for cross-predicate conflicts, the embedder for a fact's
+    vector, the domain database for resolution's last stage."""
+
+    @property
+    def store(self) -> FactStore: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def domain(self) -> DomainDatabase | None: ...
+
+
+class EventEmbeddingPorts(Protocol):
+    """The ports an event's two vectors need."""
+
+    @property
+    def store(self) -> EventStore: ...
+    @property
+    def embedder(self) -> Embedder: ...
+
+
+class ExtractStore(FactStore, SignalExtractStore, InsightStore, Protocol):
+    """What the extract step reads and writes: the facts, signals and insights, and the windows' episodes."""
+
+    def insert_episodic(self, memory: EpisodicMemory, embedding: Sequence[float] | None) -> None: ...
+
+
+class ExtractPorts(Protocol):
+    """The ports the extract step uses."""
+
+    @property
+    def store(self) -> ExtractStore: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def domain(self) -> DomainDatabase | None: ...
+
+
+class IndexingStore(EventStore, OutboxStore, Protocol):
+    """What the index step reads and writes: the outbox, the rows' documents, the entities' vectors, the
+    erasures that may overtake a write, and the batch's status."""
+
+    def erasures(self, world_id: str) -> int: ...
+    def documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> list[IndexDocument]: ...
+    def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None: ...
+
+
+class IndexingPorts(Protocol):
+    """The ports the index step uses."""
+
+    @property
+    def store(self) -> IndexingStore: ...
+    @property
+    def index(self) -> KeywordIndex: ...
+    @property
+    def embedder(self) -> Embedder: ...
+
+
+def extract_events(clients: ExtractPorts, world: World, event_ids: Sequence[str], *,
                    now: datetime | None = None) -> dict[str, int]:
     """Extract memories from a batch: one model call per conversation window of extractable events;
     then the batch's signals (no model call: the offline rules)."""
@@ -78,7 +162,7 @@ def extract_events(clients: Clients, world: World, event_ids: Sequence[str], *,
     return counts
 
 
-def _embed_events(clients: Clients, world_id: str, events: list[StoredEvent], h: Heuristics) -> None:
+def _embed_events(clients: EventEmbeddingPorts, world_id: str, events: list[StoredEvent], h: Heuristics) -> None:
     """Each event's vector, of who said what; and, unless turned off, its vector in context: read after
     the turn before it in its conversation (what it replies to). One embedding call for the batch."""
     if not events:
@@ -99,7 +183,7 @@ def _embed_events(clients: Clients, world_id: str, events: list[StoredEvent], h:
                                        else None)
 
 
-def _extract_window(clients: Clients, world: World, window: list[StoredEvent], now: datetime,
+def _extract_window(clients: ExtractPorts, world: World, window: list[StoredEvent], now: datetime,
                     counts: dict[str, int], ontology: Sequence[OntologyPredicate] = ()) -> None:
     store, world_id, h = clients.store, world.world_id, world.heuristics
     speakers = {e.user_id: user_entity(clients, world_id, e.user_id) for e in window}
@@ -168,7 +252,7 @@ def _same_value(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
-def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
+def _apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
                   now: datetime, counts: dict[str, int], names: _MentionNames, *,
                   vector: Sequence[float] | None = None) -> SemanticMemory | None:
     """The lifecycle of one triple: the same value reinforces; a different value of a single-valued predicate
@@ -241,7 +325,7 @@ def _apply_triple(clients: Clients, world_id: str, event: StoredEvent, triple: E
     return fact
 
 
-def _cross_predicate_conflicts(clients: Clients, world_id: str, stated: list[SemanticMemory],
+def _cross_predicate_conflicts(clients: FactPorts, world_id: str, stated: list[SemanticMemory],
                                by_id: dict[str, StoredEvent], h: Heuristics, now: datetime,
                                counts: dict[str, int]) -> None:
     """Facts with different predicates that cannot both hold ("prefers email", "hates electronic
@@ -300,7 +384,7 @@ def _cross_predicate_conflicts(clients: Clients, world_id: str, stated: list[Sem
         counts["conflicts_open"] = counts.get("conflicts_open", 0) + (conflict.status == "open")
 
 
-def relate_fact(clients: Clients, fact: SemanticMemory, event_id: str, now: datetime) -> None:
+def relate_fact(clients: FactPorts, fact: SemanticMemory, event_id: str, now: datetime) -> None:
     """A fact whose object is an entity is an edge of the graph: typed by its predicate, as sure as the fact,
     pointing back at the fact (and the event) it stands for."""
     assert fact.object_entity_id is not None
@@ -348,7 +432,7 @@ class _MentionNames:
         for m in mentions:
             self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
 
-    def entity_for(self, clients: Clients, event: StoredEvent, name: str) -> str | None:
+    def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str) -> str | None:
         if name == event.user_id:
             return self.scope.user_entity_id(clients, event.user_id)
         key = (event.event_id, name.lower())
@@ -362,7 +446,7 @@ class _MentionNames:
         return found.entity_id
 
 
-def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500) -> int:
+def index_pending(clients: IndexingPorts, world_id: str, event_ids: Sequence[str] = (), *, batch: int = 500) -> int:
     """Apply the world's pending outbox operations to the keyword index, then mark the batch enriched.
     Safe to re-run: an upsert replaces and a delete of a missing document is a no-op."""
     done = 0
@@ -393,7 +477,8 @@ def index_pending(clients: Clients, world_id: str, event_ids: Sequence[str] = ()
     return done
 
 
-def _reindex_after_erasure(clients: Clients, world_id: str, documents: Sequence[IndexDocument]) -> list[IndexDocument]:
+def _reindex_after_erasure(clients: IndexingPorts, world_id: str,
+                           documents: Sequence[IndexDocument]) -> list[IndexDocument]:
     """Documents written to the index from rows read before an erasure: those it removed go again (its own
     deletion of them may have come first), those it changed are written as they are now."""
     current = clients.store.documents(world_id, [(d.kind, d.doc_id) for d in documents])
@@ -403,7 +488,8 @@ def _reindex_after_erasure(clients: Clients, world_id: str, documents: Sequence[
     return current
 
 
-def mark_failed(clients: Clients, world_id: str, event_ids: Sequence[str], error: dict[str, Any]) -> dict[str, Any]:
+def mark_failed(clients: IndexingPorts, world_id: str, event_ids: Sequence[str],
+                error: dict[str, Any]) -> dict[str, Any]:
     """The enrichment failed for good: the events stay stored, marked failed with the cause."""
     cause = f"{error.get('Error', 'Error')}: {str(error.get('Cause', ''))[:500]}"
     clients.store.set_enrichment(world_id, event_ids, "failed", error=cause)

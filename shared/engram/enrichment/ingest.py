@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from itertools import groupby
+from typing import Protocol
 
 from engram.config import Heuristics
 from engram.model.common import new_id, utcnow
@@ -22,12 +23,25 @@ from engram.model.events import (
 )
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports.clients import Clients
+from engram.ports.events import EventStore
+from engram.ports.workflows import Workflows
 from engram.rules.scoring import importance
 from engram.rules.tags import tags_for
 
 
-def ingest_events(clients: Clients, world: World, request: IngestRequest, *,
+class IngestPorts(Protocol):
+    """The ports ingest and the sweeps use: the events, the workflows that enrich them, and the default
+    heuristics (a sweep of every world reads no world's own)."""
+
+    @property
+    def store(self) -> EventStore: ...
+    @property
+    def workflows(self) -> Workflows: ...
+    @property
+    def heuristics(self) -> Heuristics: ...
+
+
+def ingest_events(clients: IngestPorts, world: World, request: IngestRequest, *,
                   now: datetime | None = None) -> IngestResponse:
     """Store a batch atomically; duplicates (by event_id) are acknowledged and start nothing."""
     now = now or utcnow()
@@ -57,7 +71,7 @@ def ingest_events(clients: Clients, world: World, request: IngestRequest, *,
                           enrichment_id=enrichment_id, events=results)
 
 
-def sweep_stalled(clients: Clients, world: World | None, *, include_failed: bool = False,
+def sweep_stalled(clients: IngestPorts, world: World | None, *, include_failed: bool = False,
                   now: datetime | None = None) -> SweepResult:
     """Start enrichment again for events whose start was lost (still `pending` after the grace period)
     and, on request, for events whose enrichment failed. Runs on the consolidation schedule (every world)
@@ -70,7 +84,7 @@ def sweep_stalled(clients: Clients, world: World | None, *, include_failed: bool
                     h.enrichment_sweep_limit, h)
 
 
-def resume_interrupted(clients: Clients, *, now: datetime | None = None) -> SweepResult:
+def resume_interrupted(clients: IngestPorts, *, now: datetime | None = None) -> SweepResult:
     """Start enrichment again, in every world, for each event still `pending` or `enriching`: for a process
     whose workflow runtime lives in memory (the local stack), whose executions died with the process before
     it (a crash, SIGKILL). Run at its start, before it serves, when no execution of its own can be running."""
@@ -80,7 +94,7 @@ def resume_interrupted(clients: Clients, *, now: datetime | None = None) -> Swee
 THROTTLED = "Lambda.TooManyRequestsException"  # the state machine's name for a function's concurrency reached
 
 
-def sweep_orphaned(clients: Clients, *, received_before: datetime) -> SweepResult:
+def sweep_orphaned(clients: IngestPorts, *, received_before: datetime) -> SweepResult:
     """Start enrichment again, in every world, for events left behind while no enrichment runs: those still
     `pending` or `enriching` (received before `received_before`, so none whose start is under way) and those
     marked failed because their functions stayed throttled past the state machine's retries in a burst. The
@@ -95,12 +109,12 @@ def sweep_orphaned(clients: Clients, *, received_before: datetime) -> SweepResul
     return _start_batches(clients, orphaned + throttled, clients.heuristics)
 
 
-def _restart(clients: Clients, world_id: str | None, statuses: list[EnrichmentStatus], received_before: datetime,
+def _restart(clients: IngestPorts, world_id: str | None, statuses: list[EnrichmentStatus], received_before: datetime,
              limit: int | None, h: Heuristics) -> SweepResult:
     return _start_batches(clients, clients.store.stalled_events(world_id, statuses, received_before, limit), h)
 
 
-def _start_batches(clients: Clients, stalled: list[tuple[str, str]], h: Heuristics) -> SweepResult:
+def _start_batches(clients: IngestPorts, stalled: list[tuple[str, str]], h: Heuristics) -> SweepResult:
     started: list[str] = []
     not_started = 0
     for world, rows in groupby(sorted(stalled, key=lambda r: r[0]), key=lambda r: r[0]):
@@ -115,7 +129,7 @@ def _start_batches(clients: Clients, stalled: list[tuple[str, str]], h: Heuristi
     return SweepResult(events=len(stalled), enrichment_ids=started, not_started=not_started)
 
 
-def _start_enrichment(clients: Clients, world_id: str, event_ids: list[str]) -> str | None:
+def _start_enrichment(clients: IngestPorts, world_id: str, event_ids: list[str]) -> str | None:
     """One execution for the whole batch. A failure leaves the events `pending`, never lost."""
     enrichment_id = new_id("enr")
     try:

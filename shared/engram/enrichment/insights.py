@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from engram.config import Heuristics
 from engram.enrichment.signals import event_signals
@@ -21,8 +22,7 @@ from engram.model.insights import ConversationInsights, Inflection, InsightState
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports import WindowEvent
-from engram.ports.clients import Clients
+from engram.ports import LLM, InsightStore, WindowEvent
 from engram.rules.insights import (
     detect_intervention,
     inflection_checkpoint,
@@ -30,10 +30,20 @@ from engram.rules.insights import (
     intervention_due,
 )
 
+
+class InsightPorts(Protocol):
+    """The ports insights use: the insight store and the (fast) model that reads an inflection."""
+
+    @property
+    def store(self) -> InsightStore: ...
+    @property
+    def llm(self) -> LLM: ...
+
+
 ASSUMPTION_STATUSES: tuple[AssumptionStatus, ...] = ("untested", "confirmed", "challenged", "refuted")
 
 
-def update_insights(clients: Clients, world: World, events: Sequence[StoredEvent], *,
+def update_insights(clients: InsightPorts, world: World, events: Sequence[StoredEvent], *,
                     now: datetime | None = None) -> dict[str, int]:
     """Check the batch's conversations for an inflection (on a checkpoint turn) and an intervention
     (once the cooldown has passed); returns how many of each were newly stored."""
@@ -62,7 +72,7 @@ def update_insights(clients: Clients, world: World, events: Sequence[StoredEvent
     return counts
 
 
-def _check_inflection(clients: Clients, state: InsightState, checkpoint: int, recent: list[StoredEvent],
+def _check_inflection(clients: InsightPorts, state: InsightState, checkpoint: int, recent: list[StoredEvent],
                       stored: list[Signal], h: Heuristics, now: datetime) -> int:
     """Read the last messages up to the checkpoint turn with the fast model; store the inflection when
     it counts. The checkpoint is marked checked either way, unless the model failed (then a later
@@ -109,7 +119,7 @@ def _signals_until(stored: Sequence[Signal], window: Sequence[StoredEvent], h: H
     return sorted(found.values(), key=lambda s: (s.occurred_at, s.event_id, s.position))
 
 
-def _offer_intervention(clients: Clients, state: InsightState, recent: Sequence[StoredEvent],
+def _offer_intervention(clients: InsightPorts, state: InsightState, recent: Sequence[StoredEvent],
                         signals: Sequence[Signal], h: Heuristics, now: datetime) -> int:
     """Offer the first intervention the stored signals call for, if the cooldown allows it at this turn."""
     if not signals:
@@ -130,7 +140,7 @@ def _offer_intervention(clients: Clients, state: InsightState, recent: Sequence[
 
 
 # ---------------------------------------------------------------- the routes
-def conversation_insights(clients: Clients, world: World, conversation_id: str) -> ConversationInsights:
+def conversation_insights(clients: InsightPorts, world: World, conversation_id: str) -> ConversationInsights:
     """The current inflection, the open interventions and the signals by type with the assumptions'
     statuses. An unknown conversation has none of them."""
     world_id, h = world.world_id, world.heuristics
@@ -152,7 +162,8 @@ def conversation_insights(clients: Clients, world: World, conversation_id: str) 
         suggested_research=research)
 
 
-def dismiss_intervention(clients: Clients, world_id: str, conversation_id: str, intervention_id: str) -> Intervention:
+def dismiss_intervention(clients: InsightPorts, world_id: str, conversation_id: str,
+                         intervention_id: str) -> Intervention:
     """Dismiss an intervention for good: it stays stored, dismissed, and is never offered again."""
     dismissed = clients.store.dismiss_intervention(world_id, conversation_id, intervention_id)
     if dismissed is None:

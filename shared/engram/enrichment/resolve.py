@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from engram.config import Heuristics
 from engram.errors import Conflict, NotFound
@@ -43,9 +43,24 @@ from engram.model.entities import (
 from engram.model.events import StoredEvent
 from engram.model.world import World
 from engram.ports import Coreference, Reference, WindowEvent
-from engram.ports.clients import Clients
+from engram.ports.domain import DomainDatabase
+from engram.ports.entities import EntityStore
+from engram.ports.events import EventStore
 from engram.rules.mentions import alias_phrases, detect_mentions
 from engram.rules.ranking import CandidateEvidence, clear_winner, rank_candidates
+
+
+class ResolveStore(EventStore, EntityStore, Protocol):
+    """What resolution reads and writes: the events, and the entities, aliases and mentions."""
+
+
+class ResolvePorts(Protocol):
+    """The ports resolution uses (the resolve step, coreference inside extraction, a user's settlement)."""
+
+    @property
+    def store(self) -> ResolveStore: ...
+    @property
+    def domain(self) -> DomainDatabase | None: ...
 
 
 class NameResolution(NamedTuple):
@@ -67,18 +82,18 @@ class ResolutionScope:
     now: datetime = field(default_factory=utcnow)
 
     @classmethod
-    def read(cls, clients: Clients, world: World) -> ResolutionScope:
+    def read(cls, clients: ResolvePorts, world: World) -> ResolutionScope:
         sources = clients.store.domain_sources(world.world_id) if clients.domain is not None else []
         return cls(world.world_id, world.heuristics, sources)
 
-    def user_entity_id(self, clients: Clients, user_id: str) -> str:
+    def user_entity_id(self, clients: ResolvePorts, user_id: str) -> str:
         if user_id not in self.users:
             self.users[user_id] = user_entity(clients, self.world_id, user_id).entity_id
         return self.users[user_id]
 
 
 # ---------------------------------------------------------------- the resolve step
-def resolve_events(clients: Clients, world: World, event_ids: Sequence[str]) -> dict[str, int]:
+def resolve_events(clients: ResolvePorts, world: World, event_ids: Sequence[str]) -> dict[str, int]:
     """Resolve the mentions of a batch of events. Idempotent: a mention already recorded (by its span) is
     left as it is, so a retried step neither re-learns nor overwrites what a user settled. Pronouns and
     descriptions no alias explains wait, `unresolved`, for the coreference of the extraction call."""
@@ -104,13 +119,13 @@ def resolve_events(clients: Clients, world: World, event_ids: Sequence[str]) -> 
     return counts
 
 
-def known_aliases(clients: Clients, scope: ResolutionScope, event: StoredEvent) -> list[str]:
+def known_aliases(clients: ResolvePorts, scope: ResolutionScope, event: StoredEvent) -> list[str]:
     """The world's aliases (global and the speaker's own) that occur in the event in lowercase: one lookup."""
     phrases = alias_phrases(event.content, scope.h.alias_ngram_max_words, scope.h.alias_lookup_max_phrases)
     return clients.store.known_aliases_in(scope.world_id, phrases, event.user_id)
 
 
-def resolve_mention(clients: Clients, scope: ResolutionScope, event: StoredEvent, mention: Mention,
+def resolve_mention(clients: ResolvePorts, scope: ResolutionScope, event: StoredEvent, mention: Mention,
                     learned: list[EntityAlias]) -> Resolution:
     """One mention through the deterministic stages of the cascade; an alias it teaches goes to `learned`."""
     if mention.kind == "name":
@@ -132,7 +147,7 @@ def resolve_mention(clients: Clients, scope: ResolutionScope, event: StoredEvent
     return Resolution(mention=mention, method="unresolved", entity_id=None, confidence=0.0)
 
 
-def resolve_name(clients: Clients, scope: ResolutionScope, name: str, user_id: str | None, *, create: bool = True,
+def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_id: str | None, *, create: bool = True,
                  entity_type: str = "thing", origin_event_id: str | None = None) -> NameResolution:
     """A name through exact, alias, fuzzy, domain and creation. A close single misspelling comes back with
     the alias it teaches (`learned`), for the caller to keep with what it records. `origin_event_id`: the event
@@ -177,7 +192,7 @@ def _best_per_entity(matches: Sequence[NameMatch]) -> list[NameMatch]:
     return sorted(best.values(), key=lambda m: -m.score)
 
 
-def _choose(clients: Clients, scope: ResolutionScope, matches: Sequence[NameMatch],
+def _choose(clients: ResolvePorts, scope: ResolutionScope, matches: Sequence[NameMatch],
             method: ResolutionMethod) -> NameResolution:
     """One entity resolves; several resolve to a clear winner of the ranking, else ask the user."""
     distinct = _best_per_entity(matches)
@@ -191,7 +206,7 @@ def _choose(clients: Clients, scope: ResolutionScope, matches: Sequence[NameMatc
     return NameResolution(None, "disambiguation_required", round(distinct[0].score, 3), candidates)
 
 
-def _ranked(clients: Clients, scope: ResolutionScope, matches: Sequence[NameMatch]) -> list[Candidate]:
+def _ranked(clients: ResolvePorts, scope: ResolutionScope, matches: Sequence[NameMatch]) -> list[Candidate]:
     usage = clients.store.entity_usage(scope.world_id, [m.entity_id for m in matches])
     evidence = [CandidateEvidence(entity_id=m.entity_id, match=m.score, source=m.source,
                                   mentions=usage.get(m.entity_id, ("", 0, None))[1],
@@ -200,7 +215,7 @@ def _ranked(clients: Clients, scope: ResolutionScope, matches: Sequence[NameMatc
     return [Candidate(entity_id=i, name=usage.get(i, (i, 0, None))[0], score=round(s, 3)) for i, s in ranked]
 
 
-def _from_domain(clients: Clients, scope: ResolutionScope, name: str) -> NameResolution | None:
+def _from_domain(clients: ResolvePorts, scope: ResolutionScope, name: str) -> NameResolution | None:
     """The domain database's rows named so; each becomes (or already is) an entity with its reference."""
     if clients.domain is None or not scope.domain_sources:
         return None
@@ -218,7 +233,7 @@ def _from_domain(clients: Clients, scope: ResolutionScope, name: str) -> NameRes
     return NameResolution(entities[0].entity_id, "domain", confidence, [])
 
 
-def user_entity(clients: Clients, world_id: str, user_id: str) -> CanonicalEntity:
+def user_entity(clients: ResolvePorts, world_id: str, user_id: str) -> CanonicalEntity:
     """The entity standing for a user (what "I" and "my" refer to), created on first sight. A person the
     world already knew by exactly that name, before the user spoke, becomes the user's entity."""
     ref = f"user:{user_id}"
@@ -260,7 +275,7 @@ class CoreferenceTask:
 NO_COREFERENCE = CoreferenceTask([], [], {})
 
 
-def coreference_task(clients: Clients, scope: ResolutionScope, window: Sequence[StoredEvent]) -> CoreferenceTask:
+def coreference_task(clients: ResolvePorts, scope: ResolutionScope, window: Sequence[StoredEvent]) -> CoreferenceTask:
     """The references of a window (one conversation) still unresolved, and their candidates; empty when
     there is nothing to link, so the prompt stays as it was."""
     if not window:
@@ -285,7 +300,7 @@ def coreference_task(clients: Clients, scope: ResolutionScope, window: Sequence[
                            {r.reference_id: m.mention_id for r, m in zip(references, waiting, strict=True)})
 
 
-def link_references(clients: Clients, scope: ResolutionScope, window: Sequence[StoredEvent], task: CoreferenceTask,
+def link_references(clients: ResolvePorts, scope: ResolutionScope, window: Sequence[StoredEvent], task: CoreferenceTask,
                     coreferences: Sequence[Coreference]) -> int:
     """Apply the model's coreferences: only to a reference it was given, only to a candidate it was offered,
     only above `coreference_min`; a description above `coreference_accept` becomes the user's alias.
@@ -316,7 +331,7 @@ def window_events(window: Sequence[StoredEvent]) -> list[WindowEvent]:
 
 
 # ---------------------------------------------------------------- the user settles a disambiguation
-def settle_disambiguation(clients: Clients, world: World, mention_id: str, request: SettleRequest) -> Settlement:
+def settle_disambiguation(clients: ResolvePorts, world: World, mention_id: str, request: SettleRequest) -> Settlement:
     """The user's choice for a mention that had several candidates: the mention resolves, the user's alias
     is learned (so the next mention takes the fast path), and the user's other mentions of the same words
     still waiting are settled alike."""
@@ -345,6 +360,7 @@ def settle_disambiguation(clients: Clients, world: World, mention_id: str, reque
     return Settlement(mention=settled, entity=entity, alias=alias, also_settled=[m.mention_id for m in same])
 
 
-def pending_disambiguations(clients: Clients, world_id: str, user_id: str | None, limit: int) -> list[RecordedMention]:
+def pending_disambiguations(clients: ResolvePorts, world_id: str, user_id: str | None,
+                            limit: int) -> list[RecordedMention]:
     """Mentions waiting for their user to choose among candidates, oldest first."""
     return clients.store.pending_disambiguations(world_id, user_id, limit)

@@ -8,6 +8,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from engram.config import Heuristics
 from engram.errors import InvalidInput, NotFound, TransientStoreError
@@ -16,15 +17,27 @@ from engram.model.events import StoredEvent
 from engram.model.signals import AssumptionStatus, Signal
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports.clients import Clients
+from engram.ports.events import EventStore
+from engram.ports.signals import SignalStore
 from engram.rules.signals import SignalPlan, classify_signals, plan_signals, signal_key
+
+
+class SignalExtractStore(EventStore, SignalStore, Protocol):
+    """What signal extraction reads and writes: the turns waiting since an earlier batch, the signals and cursors."""
+
+
+class SignalPorts(Protocol):
+    """The ports signal extraction and the signal routes use."""
+
+    @property
+    def store(self) -> SignalExtractStore: ...
 
 # A cursor another extract step moved meanwhile is re-read and the conversation planned again;
 # past this many rounds the step fails as transient and the state machine retries it.
 CURSOR_ROUNDS = 3
 
 
-def extract_signals(clients: Clients, world: World, events: Sequence[StoredEvent], *,
+def extract_signals(clients: SignalPorts, world: World, events: Sequence[StoredEvent], *,
                     now: datetime | None = None) -> dict[str, int]:
     """Read a batch's conversations for signals; returns counts (`signals` newly stored). Idempotent:
     a re-run finds its events behind the watermark, reads them again and stores nothing new."""
@@ -56,7 +69,7 @@ def extract_signals(clients: Clients, world: World, events: Sequence[StoredEvent
     return counts
 
 
-def _read(clients: Clients, world_id: str, plans: Sequence[SignalPlan], known: dict[str, StoredEvent],
+def _read(clients: SignalPorts, world_id: str, plans: Sequence[SignalPlan], known: dict[str, StoredEvent],
           h: Heuristics, now: datetime) -> list[Signal]:
     """The signals of every window and revisited event, each conversation's first occurrence kept."""
     wanted = [i for p in plans for w in p.windows for i in w.event_ids] + [i for p in plans for i in p.revisit]
@@ -93,13 +106,13 @@ def signal_id(world_id: str, conversation_id: str, content_hash: str) -> str:
     return "sig_" + hashlib.sha256(f"{world_id}\x1f{conversation_id}\x1f{content_hash}".encode()).hexdigest()[:32]
 
 
-def list_signals(clients: Clients, world_id: str, conversation_id: str, signal_type: str | None = None,
+def list_signals(clients: SignalPorts, world_id: str, conversation_id: str, signal_type: str | None = None,
                  limit: int = 200) -> list[Signal]:
     """A conversation's signals in the order they were said, optionally of one type."""
     return clients.store.list_signals(world_id, conversation_id, signal_type, limit)
 
 
-def set_assumption_status(clients: Clients, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal:
+def set_assumption_status(clients: SignalPorts, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal:
     """Move an assumption through its lifecycle (untested, confirmed, challenged, refuted)."""
     updated = clients.store.set_assumption_status(world_id, signal_id, status)
     if updated is not None:

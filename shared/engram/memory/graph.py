@@ -3,13 +3,23 @@ aliases, facts and edges, and the shortest chains of relationships between two e
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from engram.errors import NotFound
 from engram.model.entities import CanonicalEntity, EntityDetail, EntityPath, Relationship
 from engram.model.world import World
 from engram.ports.clients import Clients
+from engram.ports.entities import EntityStore
 
 
-def find_entities(clients: Clients, world: World, name: str | None, definition: str | None,
+class EntityGraphPorts(Protocol):
+    """The ports reading entities by name or definition, and the paths between two, use."""
+
+    @property
+    def store(self) -> EntityStore: ...
+
+
+def find_entities(clients: EntityGraphPorts, world: World, name: str | None, definition: str | None,
                   limit: int) -> list[CanonicalEntity]:
     """Entities whose name or an alias contains `name` or is a near spelling of it (best match first), and
     whose type or description names `definition`."""
@@ -18,7 +28,7 @@ def find_entities(clients: Clients, world: World, name: str | None, definition: 
                                        min_similarity=h.entity_search_min_similarity)
 
 
-def require_entity(clients: Clients, world_id: str, entity_id: str) -> CanonicalEntity:
+def require_entity(clients: EntityGraphPorts, world_id: str, entity_id: str) -> CanonicalEntity:
     entity = clients.store.get_entity(world_id, entity_id)
     if entity is None:
         raise NotFound(f"no entity {entity_id!r} in world {world_id!r}")
@@ -37,7 +47,7 @@ def entity_detail(clients: Clients, world: World, entity_id: str, user_id: str |
                         relationships=store.relationships(world_id, entity_id, 1, user_id=user_id))
 
 
-def find_paths(clients: Clients, world: World, from_id: str, to_id: str, max_length: int,
+def find_paths(clients: EntityGraphPorts, world: World, from_id: str, to_id: str, max_length: int,
                limit: int, user_id: str | None = None) -> list[EntityPath]:
     """The shortest chains of relationships (either direction) from one entity to another, at most
     `max_length` edges and `limit` chains; none when they are not connected that closely. For `user_id`, on
@@ -73,7 +83,7 @@ def find_paths(clients: Clients, world: World, from_id: str, to_id: str, max_len
     return [_path(clients, world_id, ids, rels) for ids, rels in chains]
 
 
-def _path(clients: Clients, world_id: str, ids: list[str], rels: list[Relationship]) -> EntityPath:
+def _path(clients: EntityGraphPorts, world_id: str, ids: list[str], rels: list[Relationship]) -> EntityPath:
     names = {e.entity_id: e.name for e in clients.store.get_entities(world_id, ids)}
     confidence = 1.0
     for rel in rels:

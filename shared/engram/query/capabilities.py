@@ -9,7 +9,7 @@ not run: the loop ends with a forced answer that says what was missing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,8 +21,27 @@ from engram.model.queries import ContextItem
 from engram.model.requests import Capability
 from engram.model.search import SearchHit
 from engram.model.world import World
-from engram.ports.clients import Clients
-from engram.retrieval.search import search
+from engram.ports import Embedder, EventStore, KeywordIndex, QueryStore
+from engram.retrieval.search import SearchStore, search
+
+
+class CapabilityStore(SearchStore, EventStore, QueryStore, Protocol):
+    """What the capabilities read: the fused search's store, the entity graph, the conversations, the world's
+    definitions, and a user's facts about an entity (of `MemoryStore`)."""
+
+    def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
+                    user_id: str | None = None) -> list[SemanticMemory]: ...
+
+
+class CapabilityPorts(Protocol):
+    """The ports the capability executors use: the store, and the keyword index and embedder of the search."""
+
+    @property
+    def store(self) -> CapabilityStore: ...
+    @property
+    def index(self) -> KeywordIndex: ...
+    @property
+    def embedder(self) -> Embedder: ...
 
 
 class RangeInPrompt:
@@ -148,14 +167,14 @@ def expanded_ids(request: CapabilityParams) -> list[str]:
     return [request.entity_id] if isinstance(request, ExpandEntity) else []
 
 
-def expand(clients: Clients, world: World, context: QueryContext, user_id: str,
+def expand(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
            request: ExpandEntity | ExpandEntities) -> list[ContextItem]:
     """The full records of the entities a request names."""
     entities = clients.store.get_entities(context.world_id, expanded_ids(request))
     return [entity_record(clients, world, user_id, e) for e in entities]
 
 
-def entities_matching(clients: Clients, world: World, context: QueryContext, user_id: str,
+def entities_matching(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                       request: SearchEntities) -> list[ContextItem]:
     """The summaries of the entities the search hits for a text are about (or are), best first."""
     store, world_id = clients.store, context.world_id
@@ -166,13 +185,13 @@ def entities_matching(clients: Clients, world: World, context: QueryContext, use
     return [entity_summary(e) for e in store.get_entities(world_id, ids)]
 
 
-def entities_named(clients: Clients, world: World, context: QueryContext, user_id: str,
+def entities_named(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                    request: EntityByName) -> list[ContextItem]:
     """The summaries of the entities whose name or an alias contains, or nearly spells, the one asked for."""
     return [entity_summary(e) for e in find_entities(clients, world, request.name, None, request.limit)]
 
 
-def list_definitions(clients: Clients, world: World, context: QueryContext, user_id: str,
+def list_definitions(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                      request: ListDefinitions) -> list[ContextItem]:
     """One summary item listing the world's definitions with their counts (they join the context's definitions)."""
     world_id = context.world_id
@@ -183,13 +202,13 @@ def list_definitions(clients: Clients, world: World, context: QueryContext, user
         f"{d.definition} ({d.entities})" + (f": {d.description}" if d.description else "") for d in definitions))]
 
 
-def entities_of_definition(clients: Clients, world: World, context: QueryContext, user_id: str,
+def entities_of_definition(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                            request: EntitiesByDefinition) -> list[ContextItem]:
     """The summaries of entities of one definition."""
     return [entity_summary(e) for e in find_entities(clients, world, None, request.definition, request.limit)]
 
 
-def relationships_of(clients: Clients, world: World, context: QueryContext, user_id: str,
+def relationships_of(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                      request: Relationships) -> list[ContextItem]:
     """The entity's relationships within the requested hops, those the asking user may read."""
     world_id = context.world_id
@@ -197,14 +216,14 @@ def relationships_of(clients: Clients, world: World, context: QueryContext, user
                                                                              user_id=user_id))
 
 
-def memories_matching(clients: Clients, world: World, context: QueryContext, user_id: str,
+def memories_matching(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                       request: SearchMemories) -> list[ContextItem]:
     """The fused search's hits for a text, as context items."""
     result = search(clients, world, request.query, user_id=user_id, limit=request.limit)
     return hit_items(clients, context.world_id, result.hits)
 
 
-def conversation_turns(clients: Clients, world: World, context: QueryContext, user_id: str,
+def conversation_turns(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                        request: ConversationHistory) -> list[ContextItem]:
     """The asking user's latest turns of one conversation, as event items."""
     events = clients.store.conversation_events(context.world_id, request.conversation_id, request.limit,
@@ -213,14 +232,14 @@ def conversation_turns(clients: Clients, world: World, context: QueryContext, us
                         occurred_at=e.occurred_at) for e in events if e.user_id == user_id]
 
 
-def timeline(clients: Clients, world: World, context: QueryContext, user_id: str, request: EntityTimeline) -> list[ContextItem]:
+def timeline(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: EntityTimeline) -> list[ContextItem]:
     """The entity's facts the asking user may read, in the order they became true."""
     facts = clients.store.facts_about(context.world_id, [request.entity_id], request.limit, user_id=user_id)
     facts.sort(key=lambda f: f.valid_from or f.created_at)
     return fact_items(clients, context.world_id, facts)
 
 
-def path_between(clients: Clients, world: World, context: QueryContext, user_id: str, request: FindPath) -> list[ContextItem]:
+def path_between(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: FindPath) -> list[ContextItem]:
     """The relationships on up to three paths from one entity to the other, each once."""
     world_id = context.world_id
     paths = find_paths(clients, world, request.from_entity_id, request.to_entity_id, request.max_length, limit=3,
@@ -228,7 +247,7 @@ def path_between(clients: Clients, world: World, context: QueryContext, user_id:
     return relationship_items(clients, world_id, list({r.relationship_id: r for p in paths for r in p.relationships}.values()))
 
 
-def hit_items(clients: Clients, world_id: str, hits: Sequence[SearchHit]) -> list[ContextItem]:
+def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit]) -> list[ContextItem]:
     """Fused-search hits as context items, in their order; an entity hit arrives as the entity's summary."""
     entities = {e.entity_id: e for e in clients.store.get_entities(world_id, [h.doc_id for h in hits
                                                                                 if h.kind == "entity"])}
@@ -251,7 +270,7 @@ def entity_summary(entity: CanonicalEntity, score: float = 0.5) -> ContextItem:
                        score=score, entity_ids=[entity.entity_id], full=False, name=entity.name)
 
 
-def entity_record(clients: Clients, world: World, user_id: str, entity: CanonicalEntity) -> ContextItem:
+def entity_record(clients: CapabilityPorts, world: World, user_id: str, entity: CanonicalEntity) -> ContextItem:
     """The full record: name, definition, description, aliases, and the asking user's facts and direct edges
     (users of one world do not read each other's memories, nor the edges those memories made)."""
     world_id, h = world.world_id, world.heuristics
@@ -272,13 +291,13 @@ def entity_record(clients: Clients, world: World, user_id: str, entity: Canonica
                        entity_ids=[entity.entity_id, *sorted(related - {entity.entity_id})], full=True)
 
 
-def relationship_items(clients: Clients, world_id: str, edges: Sequence[Relationship]) -> list[ContextItem]:
+def relationship_items(clients: CapabilityPorts, world_id: str, edges: Sequence[Relationship]) -> list[ContextItem]:
     names = _names(clients, world_id, [i for r in edges for i in (r.source_entity_id, r.target_entity_id)])
     return [ContextItem(kind="relationship", id=r.relationship_id, score=r.confidence, text=_edge(r, names),
                         entity_ids=[r.source_entity_id, r.target_entity_id]) for r in edges]
 
 
-def fact_items(clients: Clients, world_id: str, facts: list[SemanticMemory]) -> list[ContextItem]:
+def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemory]) -> list[ContextItem]:
     names = _names(clients, world_id, [f.subject_entity_id for f in facts])
     return [ContextItem(kind="semantic", id=f.memory_id, score=f.confidence, occurred_at=f.valid_from,
                         text=f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} "
@@ -286,7 +305,7 @@ def fact_items(clients: Clients, world_id: str, facts: list[SemanticMemory]) -> 
                         entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i]) for f in facts]
 
 
-def _names(clients: Clients, world_id: str, ids: Sequence[str]) -> dict[str, str]:
+def _names(clients: CapabilityPorts, world_id: str, ids: Sequence[str]) -> dict[str, str]:
     unique = list(dict.fromkeys(ids))
     return {e.entity_id: e.name for e in clients.store.get_entities(world_id, unique)} if unique else {}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -17,14 +17,34 @@ from engram.model.common import utcnow
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
 from engram.model.world import World
-from engram.ports import Usage
-from engram.ports.clients import Clients
+from engram.ports import LLM, Embedder, KeywordIndex, Usage, WebSearch
 from engram.query import budget, capabilities
 from engram.query import offer as offers
-from engram.retrieval.conversation import conversation_context
+from engram.query.capabilities import CapabilityStore
+from engram.retrieval.conversation import ConversationStore, conversation_context
 from engram.retrieval.search import search
 
 Outcome = Literal["answer", "needs_more_info", "invalid_request"]
+
+
+class LoopStore(CapabilityStore, ConversationStore, Protocol):
+    """What the loop's steps read and write: the query and its context, and what the first context and the
+    capabilities read."""
+
+
+class LoopPorts(Protocol):
+    """The ports the loop's steps use."""
+
+    @property
+    def store(self) -> LoopStore: ...
+    @property
+    def index(self) -> KeywordIndex: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def web(self) -> WebSearch | None: ...
 
 
 class LoopState(BaseModel):
@@ -44,7 +64,7 @@ class FinalState(BaseModel):
     info_requests_used: int
 
 
-def _load(clients: Clients, state: LoopState) -> tuple[WorldQuery, QueryContext | None]:
+def _load(clients: LoopPorts, state: LoopState) -> tuple[WorldQuery, QueryContext | None]:
     query = clients.store.get_query(state.world_id, state.query_id)
     if query is None:
         raise NotFound(f"query {state.query_id} not found")
@@ -89,7 +109,7 @@ def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model
                                   "cache_read": usage.cache_read_tokens, "cache_write": usage.cache_write_tokens}
 
 
-def init(clients: Clients, world: World, state: LoopState) -> LoopState:
+def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     """Build the first context, compact on purpose: the fused search's best hits, the entities they
     touch as summaries (their full records come when asked for), those entities' direct relationships,
     and the conversation context."""
@@ -132,7 +152,7 @@ def init(clients: Clients, world: World, state: LoopState) -> LoopState:
     return _state(query, 0, None)
 
 
-def ask(clients: Clients, world: World, state: LoopState) -> LoopState:
+def ask(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     """Ask the model: an Answer ends the loop; NeedsMoreInfo is validated against this round's offer
     and kept for `fulfil`; an invalid request, or one with no info requests left, leads to `force`."""
     query, context = _load(clients, state)
@@ -178,7 +198,7 @@ def ask(clients: Clients, world: World, state: LoopState) -> LoopState:
     return _state(query, iteration, record["outcome"])
 
 
-def fulfil(clients: Clients, world: World, state: LoopState) -> LoopState:
+def fulfil(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     """Run the pending (validated) info requests and merge what they find into the context."""
     query, context = _load(clients, state)
     if _done(query, state.iteration, "fulfil"):
@@ -204,7 +224,7 @@ def fulfil(clients: Clients, world: World, state: LoopState) -> LoopState:
     return _state(query, state.iteration, "needs_more_info")
 
 
-def force(clients: Clients, world: World, state: LoopState) -> LoopState:
+def force(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     """Out of info requests, or a request was invalid: the model must answer with what it has. After an
     invalid request the answer's confidence is capped low and it says what was missing."""
     query, context = _load(clients, state)
@@ -229,7 +249,7 @@ def force(clients: Clients, world: World, state: LoopState) -> LoopState:
     return _state(query, state.iteration, "answer")
 
 
-def fallback(clients: Clients, world: World, state: LoopState, error: dict[str, Any]) -> LoopState:
+def fallback(clients: LoopPorts, world: World, state: LoopState, error: dict[str, Any]) -> LoopState:
     """The model stayed unavailable through the state machine's retries: answer from retrieval alone,
     with low confidence, and say so."""
     query, context = _load(clients, state)
@@ -246,7 +266,7 @@ def fallback(clients: Clients, world: World, state: LoopState, error: dict[str, 
     return _state(query, iteration, "answer")
 
 
-def finish(clients: Clients, state: LoopState) -> FinalState:
+def finish(clients: LoopPorts, state: LoopState) -> FinalState:
     query, _ = _load(clients, state)
     if query.status != "completed":
         with _traced(query, state.iteration, "finish") as record:
@@ -258,7 +278,7 @@ def finish(clients: Clients, state: LoopState) -> FinalState:
                       iterations=state.iteration, info_requests_used=query.info_requests_used)
 
 
-def fail(clients: Clients, world_id: str, query_id: str, error: dict[str, Any]) -> FinalState:
+def fail(clients: LoopPorts, world_id: str, query_id: str, error: dict[str, Any]) -> FinalState:
     query = clients.store.get_query(world_id, query_id)
     if query is None:
         raise NotFound(f"query {query_id} not found")

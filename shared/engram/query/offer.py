@@ -24,9 +24,8 @@ from engram.model.context import QueryContext
 from engram.model.queries import ContextItem, InfoRequest
 from engram.model.requests import Capability as CapabilityName
 from engram.model.world import World
-from engram.ports.clients import Clients
 from engram.query import capabilities as c
-from engram.query.capabilities import CapabilityParams, RangeInPrompt
+from engram.query.capabilities import CapabilityParams, CapabilityPorts, RangeInPrompt
 
 P = TypeVar("P", bound=CapabilityParams)
 
@@ -52,7 +51,7 @@ class Capability(Generic[P]):
     """One capability: its parameter model, its executor, and the kind of id each of its id parameters names."""
 
     params: type[P]
-    run: Callable[[Clients, World, QueryContext, str, P], list[ContextItem]]
+    run: Callable[[CapabilityPorts, World, QueryContext, str, P], list[ContextItem]]
     ids: Mapping[str, IdKind] = field(default_factory=dict)
 
     @property
@@ -165,7 +164,7 @@ def offer(context: QueryContext) -> Offer:
                  expandable_ids=tuple(context.expandable_entity_ids()))
 
 
-def execute(clients: Clients, world: World, context: QueryContext, user_id: str,
+def execute(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
             request: CapabilityParams) -> list[ContextItem]:
     """Run a validated request through its capability's executor; returns the context items it found (new
     definitions go into the context)."""

@@ -11,7 +11,8 @@ idempotent on (query id, iteration): Express workflows run at least once.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -22,12 +23,33 @@ from engram.model.memories import SemanticMemory
 from engram.model.queries import Answer, Source, WorldQuery
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchReport, SubQuestion
 from engram.model.world import World
-from engram.ports.clients import Clients
+from engram.ports import LLM, Embedder, KeywordIndex, WebSearch
 from engram.query import budget, capabilities
 from engram.query import offer as offers
-from engram.query.loop import LoopState, _done, _grounded, _load, _model_wait, _record_usage, _traced
+from engram.query.loop import LoopState, LoopStore, _done, _grounded, _load, _model_wait, _record_usage, _traced
 
 ResearchOutcome = Literal["planned", "gathered", "incomplete", "complete", "answer"]
+
+
+class ResearchStore(LoopStore, Protocol):
+    """What research reads and writes: the loop's, and the facts on either side of a conflict (of `MemoryStore`)."""
+
+    def get_semantic(self, world_id: str, memory_ids: Sequence[str]) -> list[SemanticMemory]: ...
+
+
+class ResearchPorts(Protocol):
+    """The ports the research steps use."""
+
+    @property
+    def store(self) -> ResearchStore: ...
+    @property
+    def index(self) -> KeywordIndex: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def web(self) -> WebSearch | None: ...
 
 
 class ResearchState(BaseModel):
@@ -38,7 +60,7 @@ class ResearchState(BaseModel):
     remaining_iterations: int = 0  # further gathering rounds the completeness check may still start
 
 
-def _load_research(clients: Clients, state: ResearchState | LoopState
+def _load_research(clients: ResearchPorts, state: ResearchState | LoopState
                    ) -> tuple[WorldQuery, QueryContext, ResearchReport]:
     query, context = _load(clients, LoopState(world_id=state.world_id, query_id=state.query_id))
     assert context is not None, "init stores the context before the research starts"
@@ -51,7 +73,7 @@ def _state(query: WorldQuery, iteration: int, outcome: ResearchOutcome) -> Resea
                          remaining_iterations=report.remaining_iterations)
 
 
-def plan(clients: Clients, world: World, state: ResearchState | LoopState) -> ResearchState:
+def plan(clients: ResearchPorts, world: World, state: ResearchState | LoopState) -> ResearchState:
     """The model breaks the question into sub-questions, each with the capability requests to answer it."""
     query, context, _ = _load_research(clients, state)
     if _done(query, 0, "plan"):
@@ -71,7 +93,7 @@ def plan(clients: Clients, world: World, state: ResearchState | LoopState) -> Re
     return _state(query, 0, "planned")
 
 
-def gather(clients: Clients, world: World, state: ResearchState) -> ResearchState:
+def gather(clients: ResearchPorts, world: World, state: ResearchState) -> ResearchState:
     """Run the pending sub-questions' requests (each validated against what the context holds; a rejected
     one is noted and skipped), bring in both sides of any conflicting evidence, then thin to the budgets."""
     query, context, report = _load_research(clients, state)
@@ -121,7 +143,7 @@ def gather(clients: Clients, world: World, state: ResearchState) -> ResearchStat
     return _state(query, iteration, "gathered")
 
 
-def evaluate(clients: Clients, world: World, state: ResearchState) -> ResearchState:
+def evaluate(clients: ResearchPorts, world: World, state: ResearchState) -> ResearchState:
     """The completeness check: mark the sub-questions the context answers; when the model finds the research
     incomplete and rounds remain, its follow-up sub-questions are the next round's."""
     query, context, report = _load_research(clients, state)
@@ -156,7 +178,7 @@ def evaluate(clients: Clients, world: World, state: ResearchState) -> ResearchSt
     return _state(query, iteration, "incomplete" if more else "complete")
 
 
-def synthesize(clients: Clients, world: World, state: ResearchState) -> ResearchState:
+def synthesize(clients: ResearchPorts, world: World, state: ResearchState) -> ResearchState:
     """The answer: cites the items it rests on, names each conflicting pair of sources (both cited)."""
     query, context, report = _load_research(clients, state)
     iteration = state.iteration
@@ -177,7 +199,7 @@ def synthesize(clients: Clients, world: World, state: ResearchState) -> Research
     return _state(query, iteration, "answer")
 
 
-def conflicting_evidence(clients: Clients, query: WorldQuery, context: QueryContext,
+def conflicting_evidence(clients: ResearchPorts, query: WorldQuery, context: QueryContext,
                          h: Heuristics) -> list[EvidenceConflict]:
     """The recorded conflicts touching the context's facts or entities, and the context's facts that
     contradict each other unrecorded (one subject, a single-valued predicate, two values). Both sides of

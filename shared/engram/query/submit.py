@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Protocol
 
 from engram.errors import NotFound
 from engram.model.common import new_id, utcnow
 from engram.model.queries import QueryRequest, QueryResponse, WorldQuery
-from engram.ports.clients import Clients
+from engram.ports.queries import QueryStore
+from engram.ports.workflows import Workflows
 
 
-def submit_query(clients: Clients, world_id: str, request: QueryRequest, *, now: datetime | None = None) -> WorldQuery:
+class SubmitPorts(Protocol):
+    """The ports submitting and reading queries use: the queries, and the workflow that runs them."""
+
+    @property
+    def store(self) -> QueryStore: ...
+    @property
+    def workflows(self) -> Workflows: ...
+
+
+def submit_query(clients: SubmitPorts, world_id: str, request: QueryRequest, *,
+                 now: datetime | None = None) -> WorldQuery:
     """Persist a pending query, then run the loop to completion (sync) or start it (async). A research
     query is always started, never waited for: its rounds of model calls outlast an HTTP request."""
     query = WorldQuery(world_id=world_id, query_id=new_id("qry"), user_id=request.user_id,
@@ -25,14 +37,14 @@ def submit_query(clients: Clients, world_id: str, request: QueryRequest, *, now:
     return get_query(clients, world_id, query.query_id)
 
 
-def get_query(clients: Clients, world_id: str, query_id: str) -> WorldQuery:
+def get_query(clients: SubmitPorts, world_id: str, query_id: str) -> WorldQuery:
     query = clients.store.get_query(world_id, query_id)
     if query is None:
         raise NotFound(f"no query {query_id!r} in world {world_id!r}")
     return query
 
 
-def list_queries(clients: Clients, world_id: str, user_id: str | None, limit: int) -> list[WorldQuery]:
+def list_queries(clients: SubmitPorts, world_id: str, user_id: str | None, limit: int) -> list[WorldQuery]:
     return clients.store.list_queries(world_id, user_id, limit)
 
 

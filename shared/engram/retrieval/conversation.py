@@ -14,13 +14,16 @@ its results come first. Another participant of a shared conversation is named ("
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from engram.model.events import StoredEvent
+from engram.model.search import DocKind, SemanticHit
 from engram.model.web import WebResult
 from engram.model.world import World
-from engram.ports.clients import Clients
+from engram.ports import Embedder, EventStore, WebSearch
 from engram.retrieval.embedding_cache import query_vector
 from engram.rules.timefmt import relative_time
 from engram.rules.web_trigger import needs_web_search
@@ -28,6 +31,27 @@ from engram.rules.web_trigger import needs_web_search
 HEADER = "Here's some relevant context from our previous conversations:"
 WEB_HEADER = "Current information from the web:"
 INPUT = "Current user input: {input}"
+
+
+class ConversationStore(EventStore, Protocol):
+    """What the conversation context reads: the conversation's events, and the user's similar ones (of
+    `MemoryStore`)."""
+
+    def semantic_search(
+        self, world_id: str, embedding: Sequence[float], *, user_id: str | None, kinds: Sequence[DocKind],
+        limit: int, min_similarity: float, context_weight: float = 0.0,
+    ) -> list[SemanticHit]: ...
+
+
+class ConversationPorts(Protocol):
+    """The ports the conversation context uses: the store, the embedder, and the web search when enabled."""
+
+    @property
+    def store(self) -> ConversationStore: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def web(self) -> WebSearch | None: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +85,7 @@ def format_line(event: StoredEvent, user_id: str, now: datetime) -> str:
     return f"- {who} ({when}): {event.content}"
 
 
-def conversation_context(clients: Clients, world: World, user_id: str, conversation_id: str | None,
+def conversation_context(clients: ConversationPorts, world: World, user_id: str, conversation_id: str | None,
                          user_input: str, now: datetime) -> ConversationContext:
     """The events the rules choose for this input (and web results when they are called for)."""
     world_id, h = world.world_id, world.heuristics

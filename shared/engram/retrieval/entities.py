@@ -3,13 +3,22 @@ strong trigram neighbour) but read-only: a search never learns an alias or creat
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from engram.config import Heuristics
 from engram.model.search import QueryEntity
-from engram.ports.clients import Clients
+from engram.ports.entities import EntityStore
 from engram.rules.mentions import detect_mentions
 
 
-def question_entities(clients: Clients, world_id: str, query: str, user_id: str | None,
+class QuestionEntityPorts(Protocol):
+    """The ports finding a question's entities uses: the entity store's fast path, read-only."""
+
+    @property
+    def store(self) -> EntityStore: ...
+
+
+def question_entities(clients: QuestionEntityPorts, world_id: str, query: str, user_id: str | None,
                       h: Heuristics) -> list[QueryEntity]:
     """Entities named in the query, in the order named, each once."""
     found: dict[str, QueryEntity] = {}

@@ -10,7 +10,7 @@ relationships to a depth, connected entities, shortest path, shared connections,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from engram.config import Heuristics
 from engram.model.entities import Relationship
@@ -18,7 +18,25 @@ from engram.model.search import DocKind, SemanticHit
 from engram.ports.clients import Clients
 
 
-def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heuristics, *,
+class GraphBrainStore(Protocol):
+    """What the graph brain reads (of `RetrievalStore`): the walk from the seeds, and what the entities reached
+    touch."""
+
+    def connected_entities(self, world_id: str, seeds: Sequence[str], depth: int, limit: int, *,
+                           user_id: str | None = None) -> list[tuple[str, int]]: ...
+    def entity_documents(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
+                         user_id: str | None, kinds: Sequence[DocKind], limit: int,
+                         context_weight: float = 0.0) -> list[SemanticHit]: ...
+
+
+class GraphBrainPorts(Protocol):
+    """The ports the graph brain uses."""
+
+    @property
+    def store(self) -> GraphBrainStore: ...
+
+
+def entity_weights(clients: GraphBrainPorts, world_id: str, seeds: Sequence[str], h: Heuristics, *,
                    user_id: str | None = None) -> dict[str, float]:
     """The seeds at weight 1 and the entities within `graph_depth` hops at `graph_hop_decay` per hop (over the
     edges `user_id` sees when given: another user's edges lead a user nowhere)."""
@@ -31,7 +49,7 @@ def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heu
     return weights
 
 
-def graph_brain(clients: Clients, world_id: str, weights: dict[str, float], vector: Sequence[float], *,
+def graph_brain(clients: GraphBrainPorts, world_id: str, weights: dict[str, float], vector: Sequence[float], *,
                 user_id: str | None, kinds: Sequence[DocKind], limit: int, h: Heuristics) -> list[SemanticHit]:
     """What the weighted entities touch, best first (empty when the query names no known entity)."""
     if not weights:

@@ -6,10 +6,10 @@ related entities the ranking left out."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from engram.config import Heuristics
 from engram.errors import TransientStoreError
@@ -28,12 +28,12 @@ from engram.model.search import (
 )
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports.clients import Clients
+from engram.ports import Embedder, EntityStore, KeywordIndex
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
 from engram.retrieval.fusion import Key, Scored, fuse, key
-from engram.retrieval.graph import entity_weights, graph_brain
+from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
 from engram.rules.dates import time_windows, without_dates
 from engram.rules.keyword_query import has_syntax, keyword_terms
 from engram.rules.relevance import rrf
@@ -42,6 +42,47 @@ from engram.rules.text import STOPWORDS
 SEARCHABLE: tuple[DocKind, ...] = ("event", "episodic", "semantic", "summary", "procedural", "entity")
 _BRAINS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engram-brain")  # shared by concurrent searches
 T = TypeVar("T")
+
+
+class SearchStore(EntityStore, GraphBrainStore, Protocol):
+    """What the fused search reads: the question's entities and the graph brain's walk, the semantic brain (of
+    `MemoryStore`), and the candidates' documents with the turns around them (of `RetrievalStore`)."""
+
+    def semantic_search(
+        self, world_id: str, embedding: Sequence[float], *, user_id: str | None, kinds: Sequence[DocKind],
+        limit: int, min_similarity: float, context_weight: float = 0.0,
+    ) -> list[SemanticHit]: ...
+    def candidate_documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
+                            context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]: ...
+    def adjacent_documents(self, world_id: str, event_ids: Sequence[str], embedding: Sequence[float], *,
+                           context_weight: float = 0.0, span: int = 1, known: Collection[str] = ()
+                           ) -> tuple[dict[str, list[str]], list[tuple[IndexDocument, float | None]]]: ...
+
+
+class SearchPorts(Protocol):
+    """The ports the fused search uses: the store, the keyword index and the embedder."""
+
+    @property
+    def store(self) -> SearchStore: ...
+    @property
+    def index(self) -> KeywordIndex: ...
+    @property
+    def embedder(self) -> Embedder: ...
+
+
+class SimilarStore(Protocol):
+    """What find-similar reads (of `RetrievalStore` and `MemoryStore`)."""
+
+    def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
+                   min_similarity: float, user_id: str | None = None) -> list[SemanticHit]: ...
+    def documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> list[IndexDocument]: ...
+
+
+class SimilarPorts(Protocol):
+    """The ports find-similar uses."""
+
+    @property
+    def store(self) -> SimilarStore: ...
 
 
 def keyword_query(query: str) -> str:
@@ -53,7 +94,7 @@ def keyword_query(query: str) -> str:
     return " ".join(keyword_terms(query, STOPWORDS))
 
 
-def search(clients: Clients, world: World, query: str, *, user_id: str | None, limit: int = 10,
+def search(clients: SearchPorts, world: World, query: str, *, user_id: str | None, limit: int = 10,
            kinds: Sequence[DocKind] | None = None, now: datetime | None = None) -> SearchResponse:
     """The best `limit` documents of the world (the user's own and shared ones when `user_id` is given)."""
     started = time.perf_counter()
@@ -131,7 +172,7 @@ def search(clients: Clients, world: World, query: str, *, user_id: str | None, l
     )
 
 
-def find_similar(clients: Clients, world: World, kind: DocKind, doc_id: str, *, limit: int = 10,
+def find_similar(clients: SimilarPorts, world: World, kind: DocKind, doc_id: str, *, limit: int = 10,
                  kinds: Sequence[DocKind] | None = None, user_id: str | None = None) -> list[SearchHit]:
     """The memories (or entities) nearest one memory or entity by meaning, at least as similar as the
     semantic threshold, each with the one line that says why. For `user_id`, from one of the user's own or
@@ -166,7 +207,7 @@ def _ref(k: Key) -> tuple[DocKind, str]:
     return kind, doc_id  # type: ignore[return-value]
 
 
-def _neighbours(clients: Clients, world_id: str, candidates: list[Key], vector: Sequence[float],
+def _neighbours(clients: SearchPorts, world_id: str, candidates: list[Key], vector: Sequence[float],
                 h: Heuristics) -> tuple[dict[Key, list[Key]], list[tuple[IndexDocument, float | None]]]:
     """The turns before and after the best fused events (a reply is read with what it answers), and the
     documents of those that are not candidates already."""
@@ -222,7 +263,7 @@ def _interpretation(intent: QueryClass, weights: dict[str, float], entities: lis
     return line
 
 
-def _serendipity(clients: Clients, world_id: str, reached: dict[str, float], query_entities: list[str],
+def _serendipity(clients: SearchPorts, world_id: str, reached: dict[str, float], query_entities: list[str],
                  hits: list[SearchHit], h: Heuristics, user_id: str | None) -> list[Suggestion]:
     """Entities near the question's (or else the top hits') that no hit shows, over the edges the user sees:
     worth a look, not ranked."""

@@ -1,0 +1,103 @@
+"""Ingest and the sweeps on in-memory fakes of their ports (the events and the workflows): what is stored,
+what is acknowledged as a replay, and which enrichments start."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from engram.enrichment.ingest import (
+    THROTTLED,
+    IngestPorts,
+    ingest_events,
+    resume_interrupted,
+    sweep_orphaned,
+    sweep_stalled,
+)
+from engram.model.world import World
+from tests.fakes.conversations import T0, said
+from tests.fakes.ports import FakePorts
+from tests.fakes.workflows import RecordingWorkflows
+
+WORLD = World("w1")
+
+
+def test_ingest_stores_the_batch_scored_and_tagged_and_starts_one_enrichment_for_it() -> None:
+    fakes = FakePorts()
+    ports: IngestPorts = fakes
+    response = ingest_events(ports, WORLD, said("Hi! My name is Dana and I live in Lisbon.",
+                                                ("assistant", "Nice to meet you. What's the weather like?")), now=T0)
+    assert (response.accepted, response.duplicates) == (2, 0)
+    stored = fakes.store.get_events("w1", ["e1", "e2"])
+    assert [e.enrichment_status for e in stored] == ["pending", "pending"]
+    assert {"greeting", "personal"} <= set(stored[0].tags) and stored[0].importance > stored[1].importance
+    assert fakes.workflows.enrichments == [("w1", ["e1", "e2"], response.enrichment_id)]
+    assert {e.enrichment_id for e in stored} == {response.enrichment_id}
+
+
+def test_a_replayed_event_is_acknowledged_as_a_duplicate_and_only_the_new_one_is_enriched() -> None:
+    fakes = FakePorts()
+    first = ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    again = ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."))
+    assert (again.accepted, again.duplicates) == (1, 1)
+    replay, new = again.events
+    assert replay.duplicate and replay.enrichment_id == first.enrichment_id
+    assert not new.duplicate and new.enrichment_id == again.enrichment_id
+    assert [ids for _w, ids, _e in fakes.workflows.enrichments] == [["e1"], ["e2"]]
+
+
+def test_a_batch_of_replays_starts_no_enrichment() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    again = ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    assert again.enrichment_id is None and len(fakes.workflows.enrichments) == 1
+
+
+def test_a_failed_workflow_start_leaves_the_events_stored_and_pending() -> None:
+    fakes = FakePorts(workflows=RecordingWorkflows(fail=True))
+    response = ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."), now=T0)
+    assert response.accepted == 2 and response.enrichment_id is None
+    assert [e.enrichment_status for e in fakes.store.get_events("w1", ["e1", "e2"])] == ["pending", "pending"]
+    assert fakes.workflows.enrichments == []
+
+
+def test_the_sweep_starts_enrichment_again_for_events_whose_start_was_lost() -> None:
+    fakes = FakePorts(workflows=RecordingWorkflows(fail=True))
+    ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."), now=T0)
+    fakes.workflows.fail = False
+    too_soon = sweep_stalled(fakes, WORLD, now=T0 + timedelta(seconds=10))
+    assert too_soon.events == 0 and fakes.workflows.enrichments == []
+    swept = sweep_stalled(fakes, WORLD, now=T0 + timedelta(hours=1))
+    assert (swept.events, swept.not_started) == (2, 0)
+    assert fakes.workflows.enrichments == [("w1", ["e1", "e2"], swept.enrichment_ids[0])]
+
+
+def test_failed_events_are_swept_only_when_asked_for() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon."), now=T0)
+    fakes.store.set_enrichment("w1", ["e1"], "failed", error="ExtractionRejected: invalid output")
+    later = T0 + timedelta(hours=1)
+    assert sweep_stalled(fakes, WORLD, now=later).events == 0
+    assert sweep_stalled(fakes, WORLD, include_failed=True, now=later).events == 1
+    assert fakes.workflows.enrichments[-1][1] == ["e1"]
+
+
+def test_a_restart_resumes_every_worlds_pending_and_enriching_events() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, World("w1"), said("I live in Lisbon."), now=T0)
+    ingest_events(fakes, World("w2"), said("I live in Porto.", "I work at Acme Robotics."), now=T0)
+    fakes.store.set_enrichment("w2", ["e2"], "enriching")
+    fakes.store.set_enrichment("w2", ["e1"], "enriched")
+    resumed = resume_interrupted(fakes, now=T0 + timedelta(seconds=1))
+    assert resumed.events == 2 and len(resumed.enrichment_ids) == 2
+    assert sorted((w, ids) for w, ids, _e in fakes.workflows.enrichments[-2:]) == [("w1", ["e1"]), ("w2", ["e2"])]
+
+
+def test_events_failed_by_throttling_are_restarted_and_other_failures_are_left_failed() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."), now=T0)
+    fakes.store.set_enrichment("w1", ["e1"], "failed", error=f"{THROTTLED}: Rate Exceeded.")
+    fakes.store.set_enrichment("w1", ["e2"], "failed", error="ExtractionRejected: invalid output")
+    swept = sweep_orphaned(fakes, received_before=T0 + timedelta(seconds=1))
+    assert swept.events == 1
+    assert fakes.workflows.enrichments[-1][1] == ["e1"]
+    assert fakes.store.get_event("w1", "e2").enrichment_status == "failed"  # type: ignore[union-attr]

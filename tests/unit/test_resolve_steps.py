@@ -1,0 +1,131 @@
+"""Resolution on in-memory fakes of its ports (the events and entities, the domain database): every mention
+to an entity, cheaply and deterministically, and a user's settlement of what it could not decide."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import (
+    ResolvePorts,
+    pending_disambiguations,
+    resolve_events,
+    settle_disambiguation,
+    user_entity,
+)
+from engram.errors import Conflict, NotFound
+from engram.model.entities import DomainMatch, DomainSource, EntityAlias, RecordedMention, SettleRequest
+from engram.model.world import World
+from tests.fakes.conversations import said
+from tests.fakes.domain import InMemoryDomain
+from tests.fakes.ports import FakePorts
+
+WORLD = World("w1")
+
+
+def _resolve(fakes: FakePorts, *turns: str, first: int = 1) -> list[RecordedMention]:
+    request = said(*turns, first=first)
+    ingest_events(fakes, WORLD, request)
+    ids = [e.event_id for e in request.events if e.event_id]
+    ports: ResolvePorts = fakes
+    resolve_events(ports, WORLD, ids)
+    return fakes.store.recorded_mentions("w1", ids)
+
+
+def _by_text(mentions: list[RecordedMention]) -> dict[str, RecordedMention]:
+    return {m.text: m for m in mentions}
+
+
+def test_resolve_links_a_known_alias_and_creates_an_entity_for_a_new_name() -> None:
+    fakes = FakePorts()
+    sarah = fakes.store.create_entity("w1", "Sarah Connor", "person")
+    fakes.store.add_alias(EntityAlias(world_id="w1", entity_id=sarah.entity_id, alias="Sam", confidence=0.95))
+    mentions = _by_text(_resolve(fakes, "I met Sam and Priya at lunch."))
+    assert (mentions["Sam"].method, mentions["Sam"].entity_id) == ("alias", sarah.entity_id)
+    priya = fakes.store.find_entity_by_name("w1", "priya")
+    assert priya is not None and (mentions["Priya"].method, mentions["Priya"].entity_id) == ("created", priya.entity_id)
+    assert fakes.store.get_event("w1", "e1").enrichment_status == "enriching"  # type: ignore[union-attr]
+
+
+def test_a_name_already_known_resolves_exactly_and_creates_nothing() -> None:
+    fakes = FakePorts()
+    _resolve(fakes, "I met Priya at lunch.")
+    again = _by_text(_resolve(fakes, "Priya called me.", first=2))
+    assert again["Priya"].method == "exact"
+    assert len([e for e in fakes.store.t.entities.values() if e.name == "Priya"]) == 1
+
+
+def test_a_close_misspelling_of_one_entity_resolves_fuzzily_and_teaches_the_users_alias() -> None:
+    fakes = FakePorts()
+    globex = fakes.store.create_entity("w1", "Globex Corporation", "organization")
+    mentions = _by_text(_resolve(fakes, "We met Globex Corporations yesterday."))
+    found = mentions["Globex Corporations"]
+    assert (found.method, found.entity_id) == ("fuzzy", globex.entity_id) and found.confidence > 0.85
+    [learned] = fakes.store.find_alias("w1", "globex corporations", "dana")
+    assert (learned.entity_id, learned.user_id, learned.source) == (globex.entity_id, "dana", "fuzzy")
+    assert fakes.store.find_alias("w1", "globex corporations", "sam") == []  # the user's own, not the world's
+    again = _by_text(_resolve(fakes, "Globex Corporations replied.", first=2))
+    assert again["Globex Corporations"].method == "alias"  # now on the fast path
+
+
+def test_resolving_a_batch_again_records_and_learns_nothing_new() -> None:
+    fakes = FakePorts()
+    first = _resolve(fakes, "I met Sam and Priya at lunch.")
+    resolve_events(fakes, WORLD, ["e1"])
+    assert fakes.store.recorded_mentions("w1", ["e1"]) == first
+    assert sorted(e.name for e in fakes.store.t.entities.values()) == ["Priya", "Sam", "dana"]
+
+
+def test_the_speaker_is_an_entity_standing_for_the_user_made_once() -> None:
+    fakes = FakePorts()
+    _resolve(fakes, "I met Priya at lunch.")
+    dana = user_entity(fakes, "w1", "dana")
+    assert (dana.external_ref, dana.entity_type) == ("user:dana", "person")
+    assert user_entity(fakes, "w1", "dana").entity_id == dana.entity_id
+
+
+def test_a_name_the_domain_database_holds_becomes_an_entity_with_its_reference() -> None:
+    domain = InMemoryDomain([DomainMatch(entity_type="customer", name="Globex", external_ref="customers:7")])
+    fakes = FakePorts(domain=domain)
+    fakes.store.upsert_domain_source("w1", DomainSource(entity_type="customer", source_table="customers",
+                                                        key_column="id", name_column="name"))
+    mentions = _by_text(_resolve(fakes, "I called Globex today."))
+    globex = fakes.store.find_entity_by_external_ref("w1", "customers:7")
+    assert globex is not None and (globex.name, globex.entity_type) == ("Globex", "customer")
+    assert (mentions["Globex"].method, mentions["Globex"].entity_id) == ("domain", globex.entity_id)
+    assert domain.asked == ["Globex"]
+
+
+def _two_alexes(fakes: FakePorts) -> tuple[str, str, RecordedMention]:
+    one = fakes.store.create_entity("w1", "Alex", "person").entity_id
+    two = fakes.store.create_entity("w1", "Alex", "person").entity_id
+    [mention] = [m for m in _resolve(fakes, "I had lunch with Alex.") if m.text == "Alex"]
+    return one, two, mention
+
+
+def test_two_entities_of_one_name_wait_for_the_user_to_choose() -> None:
+    fakes = FakePorts()
+    one, two, mention = _two_alexes(fakes)
+    assert mention.method == "disambiguation_required" and mention.entity_id is None
+    assert {c.entity_id for c in mention.candidates} == {one, two}
+    assert [m.mention_id for m in pending_disambiguations(fakes, "w1", "dana", 10)] == [mention.mention_id]
+
+
+def test_the_users_choice_resolves_the_mention_and_the_next_one_takes_the_fast_path() -> None:
+    fakes = FakePorts()
+    _one, two, mention = _two_alexes(fakes)
+    settled = settle_disambiguation(fakes, WORLD, mention.mention_id, SettleRequest(entity_id=two))
+    assert (settled.mention.method, settled.mention.entity_id) == ("user", two)
+    assert (settled.alias.user_id, settled.alias.source) == ("dana", "user")
+    assert pending_disambiguations(fakes, "w1", "dana", 10) == []
+    [later] = [m for m in _resolve(fakes, "Alex sent the report.", first=2) if m.text == "Alex"]
+    assert (later.method, later.entity_id) == ("exact", two)
+
+
+def test_a_settlement_of_a_mention_not_waiting_or_unknown_is_refused() -> None:
+    fakes = FakePorts()
+    [priya] = [m for m in _resolve(fakes, "I met Priya at lunch.") if m.text == "Priya"]
+    with pytest.raises(Conflict):
+        settle_disambiguation(fakes, WORLD, priya.mention_id, SettleRequest(new_entity=True))
+    with pytest.raises(NotFound):
+        settle_disambiguation(fakes, WORLD, "men_unknown", SettleRequest(new_entity=True))

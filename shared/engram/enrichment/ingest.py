@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from itertools import groupby
 
-from engram.config import Heuristics
 from engram.model.common import new_id, utcnow
 from engram.model.events import (
     CONTENT_TYPE_BY_ROLE,
@@ -20,6 +19,7 @@ from engram.model.events import (
     StoredEvent,
     SweepResult,
 )
+from engram.model.heuristics import Heuristics
 from engram.observability import logger
 from engram.ports.clients import Clients
 from engram.rules.scoring import importance
@@ -32,7 +32,7 @@ def ingest_events(clients: Clients, world_id: str, request: IngestRequest, *,
     now = now or utcnow()
     config = clients.world_config(world_id)
     h = clients.heuristics_for(world_id, config)
-    categories = {**h.tag_keywords, **config.tag_categories}
+    categories = {**h.ingest.tag_keywords, **config.tag_categories}
     stored = []
     for e in request.events:
         content_type = e.content_type or CONTENT_TYPE_BY_ROLE[e.role]
@@ -65,8 +65,8 @@ def sweep_stalled(clients: Clients, world_id: str | None, *, include_failed: boo
     now = now or utcnow()
     h = clients.heuristics_for(world_id) if world_id else clients.heuristics
     statuses: list[EnrichmentStatus] = ["pending", "failed"] if include_failed else ["pending"]
-    return _restart(clients, world_id, statuses, now - timedelta(seconds=h.enrichment_sweep_grace_s),
-                    h.enrichment_sweep_limit, h)
+    return _restart(clients, world_id, statuses, now - timedelta(seconds=h.ingest.enrichment_sweep_grace_s),
+                    h.ingest.enrichment_sweep_limit, h)
 
 
 def resume_interrupted(clients: Clients, *, now: datetime | None = None) -> SweepResult:
@@ -104,8 +104,8 @@ def _start_batches(clients: Clients, stalled: list[tuple[str, str]], h: Heuristi
     not_started = 0
     for world, rows in groupby(sorted(stalled, key=lambda r: r[0]), key=lambda r: r[0]):
         ids = [event_id for _, event_id in rows]
-        for i in range(0, len(ids), h.max_events_per_batch):
-            batch = ids[i:i + h.max_events_per_batch]
+        for i in range(0, len(ids), h.ingest.max_events_per_batch):
+            batch = ids[i:i + h.ingest.max_events_per_batch]
             enrichment_id = _start_enrichment(clients, world, batch)
             if enrichment_id is None:
                 not_started += len(batch)

@@ -182,14 +182,14 @@ def execute(clients: Clients, context: QueryContext, user_id: str, request: Requ
         entities = store.get_entities(world_id, expanded_ids(request))
         return [entity_record(clients, world_id, user_id, e) for e in entities]
     if isinstance(request, SearchEntities):
-        found = search(clients, world_id, request.query, user_id=user_id, limit=h.capability_max_results)
+        found = search(clients, world_id, request.query, user_id=user_id, limit=h.query.capability_max_results)
         ids = list(dict.fromkeys([e.entity_id for e in found.entities] + [e for hit in found.hits for e in hit.entity_ids]
                                  + [hit.doc_id for hit in found.hits if hit.kind == "entity"]))[: request.limit]
         return [entity_summary(e) for e in store.get_entities(world_id, ids)]
     if isinstance(request, EntityByName):
         return [entity_summary(e) for e in find_entities(clients, world_id, request.name, None, request.limit)]
     if isinstance(request, ListDefinitions):
-        definitions = store.entity_definitions(world_id, h.capability_max_results * 2)
+        definitions = store.entity_definitions(world_id, h.query.capability_max_results * 2)
         context.definitions = list(dict.fromkeys([*context.definitions, *(d.definition for d in definitions)]))
         return [ContextItem(kind="summary", id=f"definitions:{world_id}", score=0.5, text="Entity definitions: " + "; ".join(
             f"{d.definition} ({d.entities})" + (f": {d.description}" if d.description else "") for d in definitions))]
@@ -242,7 +242,7 @@ def entity_record(clients: Clients, world_id: str, user_id: str, entity: Canonic
     """The full record: name, definition, description, aliases, and the asking user's facts and direct edges
     (users of one world do not read each other's memories, nor the edges those memories made)."""
     h = clients.heuristics_for(world_id)
-    facts = clients.store.facts_about(world_id, [entity.entity_id], h.entity_record_max_facts, user_id=user_id)
+    facts = clients.store.facts_about(world_id, [entity.entity_id], h.query.entity_record_max_facts, user_id=user_id)
     relationships = clients.store.relationships(world_id, entity.entity_id, 1, user_id=user_id)
     names = _names(clients, world_id, [f.subject_entity_id for f in facts]
                    + [i for r in relationships for i in (r.source_entity_id, r.target_entity_id)])

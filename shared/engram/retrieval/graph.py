@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engram.config import Heuristics
 from engram.model.entities import Relationship
+from engram.model.heuristics import Heuristics
 from engram.model.search import DocKind, SemanticHit
 from engram.ports.clients import Clients
 
@@ -25,9 +25,10 @@ def entity_weights(clients: Clients, world_id: str, seeds: Sequence[str], h: Heu
     if not seeds:
         return {}
     weights = dict.fromkeys(seeds, 1.0)
-    for entity_id, hops in clients.store.connected_entities(world_id, seeds, h.graph_depth, h.graph_max_entities,
-                                                            user_id=user_id):
-        weights.setdefault(entity_id, h.graph_hop_decay ** hops)
+    retrieval = h.retrieval
+    for entity_id, hops in clients.store.connected_entities(world_id, seeds, retrieval.graph_depth,
+                                                            retrieval.graph_max_entities, user_id=user_id):
+        weights.setdefault(entity_id, retrieval.graph_hop_decay ** hops)
     return weights
 
 
@@ -37,7 +38,7 @@ def graph_brain(clients: Clients, world_id: str, weights: dict[str, float], vect
     if not weights:
         return []
     return clients.store.entity_documents(world_id, weights, vector, user_id=user_id, kinds=kinds, limit=limit,
-                                          context_weight=h.search_context_weight)
+                                          context_weight=h.retrieval.search_context_weight)
 
 
 # The traversals below walk the edges `user_id` sees when one is given, every edge of the world otherwise.

@@ -143,7 +143,7 @@ def _consolidate(clients: Clients) -> tuple[float, dict[str, int]]:
 def test_consolidation_cost_per_thousand_events_and_the_share_of_memory_a_context_needs(
         world: tuple[Clients, float, int, int], bench_report: BenchReport) -> None:
     clients, enrich_s, enrich_calls, events = world
-    cpt = clients.world(WORLD).heuristics.chars_per_token
+    cpt = clients.world(WORLD).heuristics.query.chars_per_token
     per_k = 1000 / events
     share_before, reached_before = _needed(clients, cpt)
 

@@ -156,12 +156,12 @@ def test_the_loops_own_overhead_per_step_and_the_tokens_a_query_sends(world: Cli
                                                                       ) -> None:
     clients = world
     h = clients.world(WORLD).heuristics
-    model = MeasuredModel(h.chars_per_token)
+    model = MeasuredModel(h.query.chars_per_token)
     original, clients.llm = clients.llm, model  # type: ignore[assignment]
     rng = random.Random(SEED + 1)
     questions = _questions(rng)
     history_tokens = {u: sum(len(str(e["content"])) for e in _conversations(random.Random(SEED)) if e["user_id"] == u)
-                      / h.chars_per_token for u in USERS}
+                      / h.query.chars_per_token for u in USERS}
     overhead: dict[str, list[float]] = defaultdict(list)
     search_ms: list[float] = []
     sent_per_query, ratio_per_query, rounds = [], [], []
@@ -171,7 +171,7 @@ def test_the_loops_own_overhead_per_step_and_the_tokens_a_query_sends(world: Cli
         for user_id, question in questions:
             # the baseline, paired: the same search init runs, alone, just before (the machine as busy as then)
             started = time.perf_counter()
-            search(clients, clients.world(WORLD), question, user_id=user_id, limit=h.query_initial_hits, now=utcnow())
+            search(clients, clients.world(WORLD), question, user_id=user_id, limit=h.query.query_initial_hits, now=utcnow())
             search_ms.append((time.perf_counter() - started) * 1000)
             before = model.sent_tokens
             query = _save(clients, user_id, question)
@@ -208,7 +208,7 @@ def test_the_loops_own_overhead_per_step_and_the_tokens_a_query_sends(world: Cli
                      baseline="the user's whole history", baseline_value=statistics.mean(history_tokens.values()))
     bench_report.add("tokens sent per query (p95)", _pct(sent_per_query, 0.95), "tokens")
     bench_report.add("tokens sent / whole history (mean)", statistics.mean(ratio_per_query), "ratio")
-    bench_report.add("  of which the cached prefix per model call", len(answer_prompt.SYSTEM) / h.chars_per_token,
+    bench_report.add("  of which the cached prefix per model call", len(answer_prompt.SYSTEM) / h.query.chars_per_token,
                      "tokens")
     assert len(every) >= QUESTIONS * 3
 

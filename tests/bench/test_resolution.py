@@ -27,11 +27,12 @@ import pytest
 
 from engram.adapters.postgres.base import normalize_name
 from engram.adapters.postgres.domain import PostgresDomainDatabase
+from engram.config import DomainTables
 from engram.enrichment.extract import extract_events
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import ResolutionScope, resolve_events, resolve_name, settle_disambiguation, user_entity
 from engram.model.common import new_id
-from engram.model.entities import DomainSource, DomainTables, EntitySighting, Relationship, SettleRequest
+from engram.model.entities import DomainSource, EntitySighting, Relationship, SettleRequest
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
 from engram.ports import LLM, ExtractionResult, LLMReply, Reference, WindowEvent
@@ -500,8 +501,9 @@ def test_resolution_quality_learning_and_the_fast_path_at_100k_aliases(
                "misspelled": [_typo(rnd, p.split("\x1f")[0]) for p in rnd.sample(pairs, FAST_SAMPLES)]}
     time_fast_path(clients, {"warm-up": [p.split("\x1f")[0] for p in rnd.sample(pairs, 30)]})  # pool, plans
     fast = time_fast_path(clients, samples)
-    bare = time_bare_lookups(clients.store.url, samples, clients.heuristics.fuzzy_min)  # type: ignore[attr-defined]
-    under_rls = time_trigram_under_rls(clients.store, samples["misspelled"][:RLS_SAMPLES], clients.heuristics.fuzzy_min)
+    fuzzy_min = clients.heuristics.resolve.fuzzy_min
+    bare = time_bare_lookups(clients.store.url, samples, fuzzy_min)  # type: ignore[attr-defined]
+    under_rls = time_trigram_under_rls(clients.store, samples["misspelled"][:RLS_SAMPLES], fuzzy_min)
     every = [t for ts in fast.values() for t in ts]
     bench_report.add("fast path p95 per mention, 100k aliases", percentile(every, 0.95), "ms",
                      baseline="bare trigram lookup p95", baseline_value=percentile(bare["trigram"], 0.95))

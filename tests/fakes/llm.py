@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.config import Heuristics
 from engram.errors import LLMUnavailable
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
+from engram.model.heuristics import Heuristics
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, NeedsMoreInfo

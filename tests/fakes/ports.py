@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from engram.adapters.embedders import HashEmbedder
 from engram.adapters.offline.llm import OfflineLLM
-from engram.config import DEFAULT_HEURISTICS, Heuristics
+from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.ports import LLM, DomainDatabase, Embedder, WebSearch
 from tests.fakes.index import InMemoryIndex
 from tests.fakes.store import InMemoryStore

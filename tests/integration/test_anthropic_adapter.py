@@ -23,10 +23,11 @@ from engram.adapters.anthropic import (
     SynthesisTool,
     build_llm,
 )
-from engram.config import DEFAULT_HEURISTICS, Settings
+from engram.config import Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
+from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, ContextItem, NeedsMoreInfo

@@ -135,20 +135,20 @@ def test_merge_upgrades_a_summary_to_its_record_once_and_keeps_other_items_uniqu
 
 
 def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> None:
-    from engram.config import DEFAULT_HEURISTICS
     from engram.model.context import QueryContext
+    from engram.model.heuristics import DEFAULT_HEURISTICS
     from engram.model.queries import ContextItem
     from engram.query import budget
 
-    h = DEFAULT_HEURISTICS.model_copy(update={"context_token_budget": 80, "context_keep_at_least": 3,
-                                              "context_summary_body_chars": 100})
+    h = DEFAULT_HEURISTICS.with_overrides({"context_token_budget": 80, "context_keep_at_least": 3,
+                                           "context_summary_body_chars": 100})
     items = [ContextItem(kind="summary", id=f"s{n}", text="word " * 100, score=n / 10) for n in range(6)]
     context = QueryContext(query_id="x", world_id="w", question="?", items=items, conversation=["line"] * 6)
     taken = budget.thin(context, h)
     assert taken == ["dropped 3 low-scoring items", "stripped the bodies of summaries", "compacted"]
     assert [i.id for i in context.items] == ["s3", "s4", "s5"]
     assert all(len(i.text) <= 101 for i in context.items) and len(context.conversation) == 3
-    assert context.stats(h.chars_per_token).estimated_tokens <= 80
+    assert context.stats(h.query.chars_per_token).estimated_tokens <= 80
 
 
 # ---------------------------------------------------------------- capabilities, constrained to the context

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.rules.ranking import CandidateEvidence, candidate_score, clear_winner, rank_candidates
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -14,8 +14,8 @@ H = Heuristics()
 
 
 def test_the_default_weights_are_the_issues() -> None:
-    assert (H.rank_weight_alias, H.rank_weight_recency, H.rank_weight_usage, H.rank_weight_source) == (
-        0.4, 0.2, 0.2, 0.2)
+    assert (H.resolve.rank_weight_alias, H.resolve.rank_weight_recency, H.resolve.rank_weight_usage,
+            H.resolve.rank_weight_source) == (0.4, 0.2, 0.2, 0.2)
 
 
 def test_a_perfect_candidate_scores_one_and_each_signal_adds_its_weight() -> None:
@@ -24,7 +24,7 @@ def test_a_perfect_candidate_scores_one_and_each_signal_adds_its_weight() -> Non
     bare = CandidateEvidence("e", match=1.0, source="user")
     assert candidate_score(bare, NOW, H) == pytest.approx(0.4 + 0.2)  # no recency, no usage
     half = CandidateEvidence("e", match=1.0, source="user", mentions=5,
-                             last_seen=NOW - timedelta(days=H.rank_recency_half_life_days))
+                             last_seen=NOW - timedelta(days=H.resolve.rank_recency_half_life_days))
     assert candidate_score(half, NOW, H) == pytest.approx(0.4 + 0.2 * 0.5 + 0.2 * 0.5 + 0.2)
 
 
@@ -33,7 +33,7 @@ def test_recency_and_usage_break_a_tie_between_equal_aliases() -> None:
     forgotten = CandidateEvidence("park", match=0.9, source="seed", mentions=1, last_seen=NOW - timedelta(days=300))
     ranked = rank_candidates([forgotten, talked_about], NOW, H)
     assert [entity for entity, _ in ranked] == ["kim", "park"]
-    assert clear_winner(ranked, H.rank_margin) == "kim"
+    assert clear_winner(ranked, H.resolve.rank_margin) == "kim"
 
 
 def test_a_user_taught_alias_outranks_a_guessed_one_of_equal_confidence() -> None:

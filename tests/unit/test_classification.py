@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.retrieval.classify import QUERY_CLASSES, classify_query
 from engram.rules.classify import EXTRACTABLE, classify
 
@@ -96,7 +96,7 @@ def test_a_capital_at_the_start_of_a_question_does_not_make_it_a_name() -> None:
 
 
 def test_the_rules_weights_lean_each_intent_on_its_brain() -> None:
-    weights = Heuristics().fusion_weights
+    weights = Heuristics().retrieval.fusion_weights
     assert weights["exact_name"] == {"keyword": 0.8, "semantic": 0.1, "graph": 0.1}
     assert weights["relationship"] == {"keyword": 0.1, "semantic": 0.2, "graph": 0.7}
     assert weights["type"] == {"keyword": 0.2, "semantic": 0.2, "graph": 0.6}

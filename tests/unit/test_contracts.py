@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from engram.config import DEFAULT_HEURISTICS, Settings
+from engram.config import Settings
 from engram.model.common import utcnow
 from engram.model.context import QueryContext
 from engram.model.events import IngestRequest
+from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.queries import ContextItem, QueryConfig, WorldQuery
 
 
 def test_a_world_override_changes_one_heuristic_and_keeps_the_rest() -> None:
     tuned = DEFAULT_HEURISTICS.with_overrides({"rrf_k": 30})
-    assert tuned.rrf_k == 30
-    assert tuned.alias_accept == DEFAULT_HEURISTICS.alias_accept
+    assert tuned.retrieval.rrf_k == 30
+    assert tuned.resolve.alias_accept == DEFAULT_HEURISTICS.resolve.alias_accept
 
 
 def test_an_unknown_heuristic_override_is_refused() -> None:

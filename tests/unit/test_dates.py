@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.model.search import IndexDocument
 from engram.retrieval.fusion import in_time
 from engram.rules.dates import time_windows, without_dates

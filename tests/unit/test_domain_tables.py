@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engram.config import Settings, get_settings
+from engram.config import DomainTables, Settings, get_settings
 from engram.errors import ConfigurationError
-from engram.model.entities import DomainTables
 
 
 def test_the_compact_form_lists_tables_with_their_columns_and_rows_carry_their_world_in_world_id() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.model.search import IndexDocument
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.fusion import fuse, key, relevance
@@ -86,7 +86,7 @@ def test_recency_halves_after_30_days_for_events_and_90_for_facts() -> None:
     old_event = _doc("e", when=NOW - timedelta(days=30), importance=0.0)
     old_fact = _doc("f", kind="semantic", when=NOW - timedelta(days=90), importance=0.0)
     assert relevance(old_event, 0.0, [], NOW, H) == pytest.approx(0.1)
-    fact_signal = relevance(old_fact, 0.0, [], NOW, H.model_copy(update={"decay_half_life_days": 1e9}))
+    fact_signal = relevance(old_fact, 0.0, [], NOW, H.with_overrides({"decay_half_life_days": 1e9}))
     assert fact_signal == pytest.approx(0.1)
 
 
@@ -101,9 +101,9 @@ def _duel(intent: str) -> dict[str, float]:
     docs = _docs(_doc("by_keyword"), _doc("by_graph"), _doc("other"))
     rankings = {"keyword": ["event:by_keyword", "event:other"], "semantic": ["event:other"],
                 "graph": ["event:by_graph", "event:other"]}
-    flat = H.model_copy(update={"fusion_match_weight": 0.0, "fusion_signal_weight": 0.0,
-                                "search_session_weight": 0.0, "search_neighbour_weight": 0.0})
-    scored = fuse(rankings, H.fusion_weights[intent], {}, {}, docs, {}, [], NOW, flat)
+    flat = H.with_overrides({"fusion_match_weight": 0.0, "fusion_signal_weight": 0.0,
+                             "search_session_weight": 0.0, "search_neighbour_weight": 0.0})
+    scored = fuse(rankings, H.retrieval.fusion_weights[intent], {}, {}, docs, {}, [], NOW, flat)
     return {k.split(":")[1]: s.score for k, s in scored.items()}
 
 
@@ -120,7 +120,7 @@ def test_the_text_match_separates_what_rrf_leaves_close() -> None:
     docs = _docs(_doc("strong"), _doc("weak"), _doc("none"))
     rankings = {"keyword": ["event:strong", "event:weak"]}
     scored = fuse(rankings, {"keyword": 1.0}, {"event:strong": 12.0, "event:weak": 1.0}, {}, docs, {}, [], NOW, H)
-    rank_only = H.model_copy(update={"fusion_match_weight": 0.0})
+    rank_only = H.with_overrides({"fusion_match_weight": 0.0})
     plain = fuse(rankings, {"keyword": 1.0}, {"event:strong": 12.0, "event:weak": 1.0}, {}, docs, {}, [], NOW,
                  rank_only)
     gap = scored["event:strong"].score - scored["event:weak"].score
@@ -133,7 +133,7 @@ def test_the_answer_after_a_matching_question_rises_above_an_unrelated_turn() ->
     rankings = {"keyword": ["event:question", "event:answer", "event:unrelated"]}
     keyword = {"event:question": 9.0, "event:answer": 1.0, "event:unrelated": 1.1}
     alone = fuse(rankings, {"keyword": 1.0}, keyword, {}, docs, {}, [], NOW,
-                 H.model_copy(update={"search_neighbour_weight": 0.0, "search_session_weight": 0.0}))
+                 H.with_overrides({"search_neighbour_weight": 0.0, "search_session_weight": 0.0}))
     read = fuse(rankings, {"keyword": 1.0}, keyword, {}, docs, {"event:answer": ["event:question"]}, [], NOW, H)
     assert alone["event:unrelated"].score > alone["event:answer"].score
     assert read["event:answer"].score > read["event:unrelated"].score

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.config import DEFAULT_HEURISTICS as H
-from engram.config import Heuristics
 from engram.enrichment.signals import event_signals
 from engram.model.events import StoredEvent
+from engram.model.heuristics import DEFAULT_HEURISTICS as H
+from engram.model.heuristics import Heuristics
 from engram.model.insights import InflectionAssessment, Intervention
 from engram.model.signals import Signal
 from engram.ports import WindowEvent
@@ -71,7 +71,7 @@ def _conversation(script: Sequence[tuple[str, str]], conversation: str = "c1") -
 
 
 def _signals(events: Sequence[StoredEvent], h: Heuristics = H) -> list[Signal]:
-    return [s for e in events if e.role in h.signal_roles for s in event_signals("w", e, h, T0)]
+    return [s for e in events if e.role in h.signals.signal_roles for s in event_signals("w", e, h, T0)]
 
 
 def _checks(script: Sequence[tuple[str, str]], h: Heuristics = H) -> dict[int, InflectionAssessment]:
@@ -80,11 +80,11 @@ def _checks(script: Sequence[tuple[str, str]], h: Heuristics = H) -> dict[int, I
     events = _conversation(script)
     checked, turns, found = 0, 0, {}
     for i, event in enumerate(events):
-        turns += event.role in h.signal_roles
+        turns += event.role in h.signals.signal_roles
         checkpoint = inflection_checkpoint(turns, checked, h)
         if checkpoint is None:
             continue
-        window = events[max(0, i + 1 - h.inflection_window_messages):i + 1]
+        window = events[max(0, i + 1 - h.insights.inflection_window_messages):i + 1]
         messages = [WindowEvent(event_id=e.event_id, role=e.role, content=e.content, occurred_at=e.occurred_at)
                     for e in window]
         found[checkpoint] = OfflineLLM().detect_inflection(messages, _signals(events[:i + 1], h), h=h).value

@@ -98,7 +98,7 @@ def test_a_request_outside_the_offer_leads_to_a_forced_answer_that_says_what_was
     state = loop.force(fakes, WORLD, state)
     query = _query(fakes, state)
     assert state.outcome == "answer" and query.answer is not None and query.answer.forced
-    assert query.answer.confidence <= WORLD.heuristics.answer_degraded_confidence
+    assert query.answer.confidence <= WORLD.heuristics.query.answer_degraded_confidence
     assert "I could not get everything needed" in query.answer.content and "ent_other" in query.answer.content
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.offline.research import clauses
-from engram.config import DEFAULT_HEURISTICS
 from engram.model.context import QueryContext
+from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.queries import ContextItem, InfoRequest
 from engram.model.research import EvidenceConflict, SubQuestion
 from engram.query.budget import thin_research
@@ -88,7 +88,7 @@ def test_the_offline_synthesis_cites_each_answer_names_both_sides_of_a_conflict_
 
 def _sized(tokens: int, n: int) -> QueryContext:
     """A context of `n` items of about `tokens` estimated tokens in all (4 characters a token)."""
-    body = "x" * int(tokens * H.chars_per_token / n)
+    body = "x" * int(tokens * H.query.chars_per_token / n)
     return _context("q", *(ContextItem(kind="event", id=f"e{i}", text=body, score=i / n) for i in range(n)))
 
 
@@ -118,11 +118,11 @@ def test_over_80k_it_is_compacted_too_and_the_80k_ceiling_holds_even_against_the
     context.conversation = [f"line {i}" for i in range(10)]
     _, taken = thin_research(context, H)
     assert [t.split(" (")[0] for t in taken[:2]] == ["masked long bodies", "compacted"]
-    assert len(context.conversation) == H.context_compact_conversation
+    assert len(context.conversation) == H.query.context_compact_conversation
 
     # Bodies masked to 200k characters stay huge: the ceiling drops items below the kept floor.
     huge = _context("q", *(ContextItem(kind="entity", id=f"ent_{i}", text="y" * 200_000, score=1.0) for i in range(3)))
-    _, taken = thin_research(huge, H.model_copy(update={"context_summary_body_chars": 200_000}))
+    _, taken = thin_research(huge, H.with_overrides({"context_summary_body_chars": 200_000}))
     assert taken[-1] == "dropped 2 more items to the 80000-token ceiling"
     assert len(huge.items) == 1 and huge.stats().estimated_tokens <= 80_000
 

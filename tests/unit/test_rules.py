@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.config import DEFAULT_HEURISTICS, Heuristics
 from engram.model.events import CONTENT_TYPE_BY_ROLE
+from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics, IngestHeuristics
 from engram.rules.scoring import importance
 from engram.rules.tags import tags_for
 from engram.rules.timefmt import relative_time
 
 H = DEFAULT_HEURISTICS
-CONTENT_TYPES = list(H.base_importance)
+CONTENT_TYPES = list(H.ingest.base_importance)
 
 
 # ---------------------------------------------------------------- importance
@@ -94,7 +94,8 @@ def test_importance_is_always_between_zero_and_one(content: str, content_type: s
        cap=st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
 def test_importance_stays_within_bounds_whatever_a_world_configures(content: str, base: float, boost: float,
                                                                     cap: float) -> None:
-    tuned = Heuristics(base_importance={"default": base}, importance_keyword_boost=boost, importance_cap=cap)
+    tuned = Heuristics(ingest=IngestHeuristics(base_importance={"default": base}, importance_keyword_boost=boost,
+                                               importance_cap=cap))
     score = importance(content + " remember", "userinput", tuned)
     assert 0.0 <= score <= 1.0
     assert score <= cap + 0.00005  # the cap, to the four decimals scores are rounded to
@@ -106,7 +107,7 @@ def test_a_keyword_never_lowers_the_score(content: str) -> None:
 
 
 # ---------------------------------------------------------------- tags
-CATEGORIES = H.tag_keywords
+CATEGORIES = H.ingest.tag_keywords
 
 
 def test_there_are_seven_default_tag_categories() -> None:

@@ -58,8 +58,8 @@ def test_with_the_keyword_index_down_the_search_ranks_by_the_other_brains_and_sa
 
 def test_find_similar_returns_the_nearest_memories_of_one_without_itself(fakes: FakePorts) -> None:
     ports: SimilarPorts = fakes
-    similar = find_similar(ports, World("wx", WORLD.heuristics.model_copy(update={"semantic_min_similarity": 0.0})),
-                           "event", "e1", user_id="dana")
+    anything = World("wx", WORLD.heuristics.with_overrides({"semantic_min_similarity": 0.0}))
+    similar = find_similar(ports, anything, "event", "e1", user_id="dana")
     assert similar and "e1" not in [h.doc_id for h in similar]
     assert all(h.user_id in (None, "dana") and h.explanation == f"cosine {h.score:.2f} to event e1" for h in similar)
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.config import DEFAULT_HEURISTICS as H
 from engram.model.events import StoredEvent
+from engram.model.heuristics import DEFAULT_HEURISTICS as H
 from engram.model.signals import SIGNAL_TYPES, SignalCursor
 from engram.rules.signals import (
     classify_sentence,
@@ -156,12 +156,13 @@ def test_a_message_yields_one_signal_per_sentence_and_a_repeated_sentence_once()
 
 def test_an_explicit_marker_is_surer_than_a_bare_claim() -> None:
     claim, assumption = classify_signals("The API is slow under load. I assume it is the cache.", H)
-    assert claim.confidence == H.signal_claim_confidence < assumption.confidence == H.signal_marker_confidence
+    assert claim.confidence == H.signals.signal_claim_confidence \
+        < assumption.confidence == H.signals.signal_marker_confidence
 
 
 def test_a_very_long_sentence_is_cut_before_it_is_stored() -> None:
     [candidate] = classify_signals("The report is " + "very " * 200 + "long.", H)
-    assert len(candidate.content) == H.signal_max_chars
+    assert len(candidate.content) == H.signals.signal_max_chars
 
 
 # ---------------------------------------------------------------- once

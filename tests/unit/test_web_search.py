@@ -12,7 +12,8 @@ import respx
 
 from engram.adapters.web_search import DUCKDUCKGO_URL, DuckDuckGoInstantAnswer
 from engram.app.factory import build_web_search
-from engram.config import Heuristics, Settings
+from engram.config import Settings
+from engram.model.heuristics import Heuristics
 from engram.rules.web_trigger import needs_web_search
 
 H = Heuristics()
@@ -30,7 +31,7 @@ H = Heuristics()
 ])
 def test_the_web_is_asked_for_current_information_and_for_questions_set_in_the_present(text: str,
                                                                                        fires: bool) -> None:
-    assert needs_web_search(text, H.web_search_keywords, H.web_search_temporal_words) is fires
+    assert needs_web_search(text, H.context.web_search_keywords, H.context.web_search_temporal_words) is fires
 
 
 def test_web_search_is_off_unless_enabled() -> None:

@@ -13,10 +13,11 @@ from typing import Any, TypeVar
 import anthropic
 from pydantic import BaseModel, Field, ValidationError
 
-from engram.config import Heuristics, Settings
+from engram.config import Settings
 from engram.errors import ConfigurationError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
+from engram.model.heuristics import Heuristics
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, NeedsMoreInfo, QuestionSignal

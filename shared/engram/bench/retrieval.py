@@ -32,7 +32,7 @@ from engram.bench import metrics
 from engram.bench.baselines import BM25Baseline, DenseBaseline, reciprocal_rank_fusion
 from engram.bench.locomo import CATEGORIES, Conversation, ingest_conversation, load, world_of
 from engram.bench.progress import ConsoleProgress, Progress
-from engram.config import DEFAULT_HEURISTICS
+from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.search import SearchHit
 from engram.ports.clients import Clients
 
@@ -273,7 +273,7 @@ def _fingerprint(dataset: Path, embedder: str) -> str:
             if file.is_file() and file.suffix in {".py", ".sql"} and relative not in _QUERY_TIME_MODULES:
                 digest.update(relative.encode())
                 digest.update(file.read_bytes())
-    ingest_heuristics = {k: v for k, v in DEFAULT_HEURISTICS.model_dump(mode="json").items()
+    ingest_heuristics = {k: v for k, v in DEFAULT_HEURISTICS.flat().items()
                          if not k.startswith(_QUERY_TIME)}
     digest.update(json.dumps(ingest_heuristics, sort_keys=True).encode())
     return digest.hexdigest()[:16]

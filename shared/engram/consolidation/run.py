@@ -17,11 +17,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from engram.config import Heuristics
 from engram.enrichment.extract import index_pending
 from engram.enrichment.ingest import sweep_stalled
 from engram.memory.lifecycle import explained
 from engram.model.common import new_id, stable_id, utcnow
+from engram.model.heuristics import Heuristics
 from engram.model.memories import ConfidenceFactors, MemorySummary, ProceduralMemory, SemanticMemory
 from engram.model.world import World
 from engram.ports import KnownFact
@@ -78,10 +78,10 @@ def plan(clients: Clients, world: World | None, *, now: datetime | None = None) 
     run_id = new_id("run")
     swept = sweep_stalled(clients, world, now=now)
     world_id, h = (world.world_id, world.heuristics) if world else (None, clients.heuristics)
-    limit = h.consolidation_max_scopes
+    limit = h.consolidation.consolidation_max_scopes
     worlds = [Scope(world_id=w, scope_kind="world", scope_id=w, as_of=now)
               for w in clients.store.worlds_to_maintain(world_id, limit)]
-    stale = clients.store.stale_scopes(world_id, limit, min_facts=h.summary_min_facts)
+    stale = clients.store.stale_scopes(world_id, limit, min_facts=h.consolidation.summary_min_facts)
     scopes = [Scope.model_validate({"world_id": w, "scope_kind": kind, "scope_id": scope_id, "user_id": user_id,
                                      "as_of": now}) for w, kind, scope_id, user_id, _changed in stale]
     for w in sorted({s.world_id for s in [*scopes, *worlds]}):
@@ -128,14 +128,16 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     per run; the summary and those facts are written in one transaction."""
     store = clients.store
     result = ScopeResult(world_id=scope.world_id, scope_kind=scope.scope_kind, scope_id=scope.scope_id)
-    facts = store.scope_facts(scope.world_id, scope.scope_kind, scope.scope_id, scope.user_id, h.summary_scope_facts)
-    events = store.scope_events(scope.world_id, scope.scope_kind, scope.scope_id, scope.user_id, h.summary_max_items)
+    facts = store.scope_facts(scope.world_id, scope.scope_kind, scope.scope_id, scope.user_id,
+                              h.consolidation.summary_scope_facts)
+    events = store.scope_events(scope.world_id, scope.scope_kind, scope.scope_id, scope.user_id,
+                                h.consolidation.summary_max_items)
     if not facts and not events:
         return result
     # A fact that decayed below the archive threshold is not revived by re-reading old material: it is left out.
     scored = [(f, name, explained(f, h, as_of).effective_confidence) for f, name in facts]
-    ranked = sorted([x for x in scored if x[2] >= h.archive_below_confidence],
-                    key=lambda x: (-x[2], x[0].memory_id))[: h.summary_max_items]
+    ranked = sorted([x for x in scored if x[2] >= h.consolidation.archive_below_confidence],
+                    key=lambda x: (-x[2], x[0].memory_id))[: h.consolidation.summary_max_items]
     # The chosen facts in a canonical order: this run's own boosts reorder scores, and a retried scope must
     # write the same summary.
     ranked.sort(key=lambda x: x[0].memory_id)
@@ -155,7 +157,8 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
         summary_id=stable_id("sum", scope.world_id, scope.scope_kind, scope.scope_id, user_id or ""),
         scope_id=scope.scope_id, content=reply.value.summary, key_facts=[f.statement(name) for f, name in kept],
         source_ids=[e.event_id for e in events] + [f.memory_id for f, _, _ in ranked],
-        confidence=round(sum(effective) / len(effective), 4) if effective else h.summary_default_confidence,
+        confidence=(round(sum(effective) / len(effective), 4) if effective
+                    else h.consolidation.summary_default_confidence),
         created_at=as_of)
     [embedding] = clients.embedder.embed([summary.content])
     store.save_summary(summary, embedding, boosted)
@@ -164,9 +167,9 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
 
 
 def _confirm(fact: SemanticMemory, h: Heuristics, as_of: datetime) -> SemanticMemory:
-    fact.factors = confirmed(fact.factors or ConfidenceFactors(base=fact.confidence), h.max_confidence,
-                             h.consolidation_boost)
-    fact.confidence = stored_confidence(fact.factors, h.max_confidence)
+    fact.factors = confirmed(fact.factors or ConfidenceFactors(base=fact.confidence), h.extract.max_confidence,
+                             h.consolidation.consolidation_boost)
+    fact.confidence = stored_confidence(fact.factors, h.extract.max_confidence)
     fact.last_validated_at = as_of  # validated: its decay starts again
     return fact
 
@@ -186,7 +189,8 @@ def _procedures(clients: Clients, world_id: str, user_id: str, h: Heuristics, as
     found = [*_co_occurring(clients, world_id, user_id, h, as_of), *_recurring(clients, world_id, user_id, h, as_of)]
     if not found:
         return 0
-    known = {m.memory_id: m for m in store.user_memories(world_id, user_id, "procedural", 20 * h.procedure_max_per_user)}
+    known = {m.memory_id: m for m in store.user_memories(world_id, user_id, "procedural",
+                                                         20 * h.consolidation.procedure_max_per_user)}
     written = 0
     for memory in found:
         old = known.get(memory.memory_id)
@@ -202,8 +206,9 @@ def _co_occurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
                   as_of: datetime) -> list[ProceduralMemory]:
     """"When the user talks about X, Y comes up too": entities named together in separate conversations."""
     store = clients.store
-    found = co_occurrences(store.user_entity_sightings(world_id, user_id, h.procedure_conversations),
-                           h.procedure_min_support, h.procedure_min_lift)[: h.procedure_max_per_user]
+    c = h.consolidation
+    found = co_occurrences(store.user_entity_sightings(world_id, user_id, c.procedure_conversations),
+                           c.procedure_min_support, c.procedure_min_lift)[: c.procedure_max_per_user]
     if not found:
         return []
     names = {e.entity_id: e.name for e in store.get_entities(world_id, sorted({i for p in found
@@ -212,7 +217,7 @@ def _co_occurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
         world_id=world_id, memory_id=stable_id("proc", world_id, user_id, p.first, p.second), user_id=user_id,
         pattern=f"When {user_id} talks about {names[p.first]}, {names[p.second]} comes up too",
         support_count=p.support, source_ids=list(p.event_ids),
-        confidence=pattern_confidence(p.support, h.max_confidence), created_at=as_of)
+        confidence=pattern_confidence(p.support, h.extract.max_confidence), created_at=as_of)
         for p in found if p.first in names and p.second in names]
 
 
@@ -221,8 +226,8 @@ def _recurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
     """"Acme's invoices are always paid late": a fact stated again in separate conversations, with the episodes
     (and events) it was stated in."""
     store = clients.store
-    found = recurring_facts(store.user_fact_sightings(world_id, user_id, h.procedure_conversations),
-                            h.procedure_min_support)[: h.procedure_max_per_user]
+    found = recurring_facts(store.user_fact_sightings(world_id, user_id, h.consolidation.procedure_conversations),
+                            h.consolidation.procedure_min_support)[: h.consolidation.procedure_max_per_user]
     if not found:
         return []
     facts = {f.memory_id: f for f in store.get_semantic(world_id, [r.memory_id for r in found])}
@@ -232,7 +237,7 @@ def _recurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
         world_id=world_id, memory_id=stable_id("proc", world_id, user_id, "recurring", r.memory_id),
         user_id=user_id, pattern=f"Again and again: {fact.statement(names.get(fact.subject_entity_id, fact.subject_entity_id))}",
         support_count=r.support, source_ids=list(r.sources),
-        confidence=pattern_confidence(r.support, h.max_confidence), created_at=as_of)
+        confidence=pattern_confidence(r.support, h.extract.max_confidence), created_at=as_of)
         for r in found if (fact := facts.get(r.memory_id)) is not None]
 
 
@@ -256,8 +261,8 @@ def _settle_conflicts(clients: Clients, world_id: str, h: Heuristics, as_of: dat
         old, new = sides.get(conflict.memory_id), sides.get(conflict.conflicting_memory_id)
         if old is None or new is None or old.status != "active" or new.status != "active":
             continue
-        decision = decide(_side(old, h, as_of), _side(new, h, as_of), confidence_gap=h.conflict_confidence_gap,
-                          recency_gap_days=h.conflict_recency_gap_days)
+        decision = decide(_side(old, h, as_of), _side(new, h, as_of), confidence_gap=h.extract.conflict_confidence_gap,
+                          recency_gap_days=h.extract.conflict_recency_gap_days)
         if decision.winner is None:
             continue
         winner, loser = (new, old) if decision.winner == "new" else (old, new)
@@ -282,8 +287,9 @@ def _side(fact: SemanticMemory, h: Heuristics, as_of: datetime) -> Side:
 def _forget(clients: Clients, world_id: str, h: Heuristics, as_of: datetime) -> int:
     """Archive the facts whose effective confidence decayed below the threshold: kept, out of retrieval and
     of the keyword index, their edges gone from the graph; the events they came from are untouched."""
-    faded = [f.memory_id for f in clients.store.facts_least_validated(world_id, h.consolidation_forget_batch)
-             if explained(f, h, as_of).effective_confidence < h.archive_below_confidence]
+    oldest = clients.store.facts_least_validated(world_id, h.consolidation.consolidation_forget_batch)
+    faded = [f.memory_id for f in oldest if explained(f, h, as_of).effective_confidence
+             < h.consolidation.archive_below_confidence]
     for memory_id in faded:  # the edge first: a retry after a failure finds the fact still active
         clients.store.drop_relationship_source(world_id, memory_id)
     return len(clients.store.archive_facts(world_id, faded))

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from engram.config import Heuristics
 from engram.enrichment.insights import update_insights
 from engram.enrichment.resolve import (
     ResolutionScope,
@@ -25,6 +24,7 @@ from engram.errors import ExtractionRejected
 from engram.model.common import new_id, stable_id, utcnow
 from engram.model.entities import EntityAlias, RecordedMention, Relationship
 from engram.model.events import StoredEvent
+from engram.model.heuristics import Heuristics
 from engram.model.memories import (
     ConfidenceFactors,
     ConflictKind,
@@ -145,8 +145,8 @@ def extract_events(clients: ExtractPorts, world: World, event_ids: Sequence[str]
         if e.role == "user" and classify(e.content) in EXTRACTABLE:
             by_conversation[e.conversation_id].append(e)
     for conversation_events in by_conversation.values():
-        for start in range(0, len(conversation_events), h.extraction_window):
-            window = conversation_events[start:start + h.extraction_window]
+        for start in range(0, len(conversation_events), h.extract.extraction_window):
+            window = conversation_events[start:start + h.extract.extraction_window]
             try:
                 _extract_window(clients, world, window, now, counts, ontology)
             except ExtractionRejected as exc:
@@ -168,7 +168,7 @@ def _embed_events(clients: EventEmbeddingPorts, world_id: str, events: list[Stor
     if not events:
         return
     texts = [utterance(e) for e in events]
-    if h.event_context_embedding:
+    if h.extract.event_context_embedding:
         previous: dict[str, StoredEvent | None] = {}
         for e in events:  # sorted by time: the batch's own turns, else the stored turn before the first
             if e.conversation_id not in previous:
@@ -179,8 +179,8 @@ def _embed_events(clients: EventEmbeddingPorts, world_id: str, events: list[Stor
     vectors = clients.embedder.embed(texts)
     ids = [e.event_id for e in events]
     clients.store.set_event_embeddings(world_id, dict(zip(ids, vectors[:len(ids)], strict=True)),
-                                       dict(zip(ids, vectors[len(ids):], strict=True)) if h.event_context_embedding
-                                       else None)
+                                       dict(zip(ids, vectors[len(ids):], strict=True))
+                                       if h.extract.event_context_embedding else None)
 
 
 def _extract_window(clients: ExtractPorts, world: World, window: list[StoredEvent], now: datetime,
@@ -259,7 +259,7 @@ def _apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple:
     is a conflict the rules settle or leave to the user; otherwise a new fact. Returns the fact this event
     stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
-    cap = h.max_confidence
+    cap = h.extract.max_confidence
     subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
         return None
@@ -281,7 +281,8 @@ def _apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple:
     same = [f for f in active if _same_value(f.object_value, triple.object)]
     if same:
         fact = same[0]
-        fact.factors = reinforced(fact.factors or ConfidenceFactors(base=fact.confidence), cap, h.reinforce_gain)
+        fact.factors = reinforced(fact.factors or ConfidenceFactors(base=fact.confidence), cap,
+                                  h.extract.reinforce_gain)
         fact.confidence = stored_confidence(fact.factors, cap)
         fact.reinforcement_count += 1
         fact.source_event_ids = [*fact.source_event_ids, event.event_id]
@@ -292,7 +293,7 @@ def _apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple:
             relate_fact(clients, fact, event.event_id, now)
         return fact
     factors = initial_factors(triple.confidence, "user" if subject_id == speaker_id else "reported",
-                              h.fact_source_weights, cap)
+                              h.extract.fact_source_weights, cap)
     fact = SemanticMemory(
         world_id=world_id, memory_id=stable_id("sem", world_id, subject_id, triple.predicate,
                                                  triple.object.lower(), event.event_id),
@@ -305,7 +306,7 @@ def _apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple:
         [vector] = clients.embedder.embed([_fact_text(triple)])
     superseded: list[SemanticMemory] = []
     conflicts: list[MemoryConflict] = []
-    if triple.predicate in h.single_valued_predicates:
+    if triple.predicate in h.extract.single_valued_predicates:
         correction = classify(event.content) == "correction"
         for old in active:
             loser, conflict = _settle(old, fact, "same_predicate", correction, h, now)
@@ -334,14 +335,15 @@ def _cross_predicate_conflicts(clients: FactPorts, world_id: str, stated: list[S
     store = clients.store
     stated = [f for f in stated if f.status == "active"]
     stated_ids = {f.memory_id for f in stated}
+    single_valued = h.extract.single_valued_predicates
     others: dict[str, list[SemanticMemory]] = {}
     for subject_id in dict.fromkeys(f.subject_entity_id for f in stated):
         own = {f.predicate for f in stated if f.subject_entity_id == subject_id}
         speakers = sorted({f.user_id for f in stated if f.subject_entity_id == subject_id})
         rest = [f for user_id in speakers for f in store.find_facts(world_id, subject_id, user_id=user_id)
-                if f.memory_id not in stated_ids and not (f.predicate in own and f.predicate in h.single_valued_predicates)]
+                if f.memory_id not in stated_ids and not (f.predicate in own and f.predicate in single_valued)]
         if rest:
-            others[subject_id] = rest[-h.cross_conflict_max_facts:]
+            others[subject_id] = rest[-h.extract.cross_conflict_max_facts:]
     if not others:
         return
     candidates = [f for f in stated if f.subject_entity_id in others]
@@ -404,8 +406,8 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
     """Two facts that cannot both hold, settled by the rules (engram.rules.conflicts): the loser is superseded,
     never deleted; with no rule to decide both stay active and the conflict waits for the user. Returns the
     loser (None when open) and the conflict record. Mutates the loser."""
-    decision = decide(_side(old), _side(new, is_correction), confidence_gap=h.conflict_confidence_gap,
-                      recency_gap_days=h.conflict_recency_gap_days)
+    decision = decide(_side(old), _side(new, is_correction), confidence_gap=h.extract.conflict_confidence_gap,
+                      recency_gap_days=h.extract.conflict_recency_gap_days)
     what = reason or f"'{old.object_value}' and '{new.object_value}' for {old.predicate}"
     conflict = MemoryConflict(
         world_id=old.world_id, conflict_id=stable_id("cfl", old.world_id, old.memory_id, new.memory_id),

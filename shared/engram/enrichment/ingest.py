@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Protocol
 
-from engram.config import Heuristics
 from engram.model.common import new_id, utcnow
 from engram.model.events import (
     CONTENT_TYPE_BY_ROLE,
@@ -21,6 +20,7 @@ from engram.model.events import (
     StoredEvent,
     SweepResult,
 )
+from engram.model.heuristics import Heuristics
 from engram.model.world import World
 from engram.observability import logger
 from engram.ports.events import EventStore
@@ -46,7 +46,7 @@ def ingest_events(clients: IngestPorts, world: World, request: IngestRequest, *,
     """Store a batch atomically; duplicates (by event_id) are acknowledged and start nothing."""
     now = now or utcnow()
     world_id, h = world.world_id, world.heuristics
-    categories = {**h.tag_keywords, **world.config.tag_categories}
+    categories = {**h.ingest.tag_keywords, **world.config.tag_categories}
     stored = []
     for e in request.events:
         content_type = e.content_type or CONTENT_TYPE_BY_ROLE[e.role]
@@ -80,8 +80,8 @@ def sweep_stalled(clients: IngestPorts, world: World | None, *, include_failed: 
     now = now or utcnow()
     world_id, h = (world.world_id, world.heuristics) if world else (None, clients.heuristics)
     statuses: list[EnrichmentStatus] = ["pending", "failed"] if include_failed else ["pending"]
-    return _restart(clients, world_id, statuses, now - timedelta(seconds=h.enrichment_sweep_grace_s),
-                    h.enrichment_sweep_limit, h)
+    return _restart(clients, world_id, statuses, now - timedelta(seconds=h.ingest.enrichment_sweep_grace_s),
+                    h.ingest.enrichment_sweep_limit, h)
 
 
 def resume_interrupted(clients: IngestPorts, *, now: datetime | None = None) -> SweepResult:
@@ -119,8 +119,8 @@ def _start_batches(clients: IngestPorts, stalled: list[tuple[str, str]], h: Heur
     not_started = 0
     for world, rows in groupby(sorted(stalled, key=lambda r: r[0]), key=lambda r: r[0]):
         ids = [event_id for _, event_id in rows]
-        for i in range(0, len(ids), h.max_events_per_batch):
-            batch = ids[i:i + h.max_events_per_batch]
+        for i in range(0, len(ids), h.ingest.max_events_per_batch):
+            batch = ids[i:i + h.ingest.max_events_per_batch]
             enrichment_id = _start_enrichment(clients, world, batch)
             if enrichment_id is None:
                 not_started += len(batch)

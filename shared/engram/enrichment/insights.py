@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from engram.config import Heuristics
 from engram.enrichment.signals import event_signals
 from engram.errors import ExtractionRejected, LLMUnavailable, NotFound
 from engram.model.common import stable_id, utcnow
 from engram.model.events import StoredEvent
+from engram.model.heuristics import Heuristics
 from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention, SuggestedResearch
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
 from engram.model.world import World
@@ -53,7 +53,7 @@ def update_insights(clients: InsightPorts, world: World, events: Sequence[Stored
     conversations = sorted({e.conversation_id for e in events if e.world_id == world_id})
     if not conversations:
         return counts
-    states = clients.store.sync_insight_states(world_id, conversations, h.signal_roles)
+    states = clients.store.sync_insight_states(world_id, conversations, h.signals.signal_roles)
     for conversation_id in conversations:
         state = states.get(conversation_id)
         if state is None:  # no turn yet (only assistant or tool messages)
@@ -62,9 +62,9 @@ def update_insights(clients: InsightPorts, world: World, events: Sequence[Stored
         due = intervention_due(state.turns, state.intervention_turn, h)
         if checkpoint is None and not due:
             continue
-        recent = clients.store.turn_window(world_id, conversation_id, h.signal_roles, state.turns,
-                                           h.inflection_window_messages)
-        signals = clients.store.recent_signals(world_id, conversation_id, h.insight_max_signals)
+        recent = clients.store.turn_window(world_id, conversation_id, h.signals.signal_roles, state.turns,
+                                           h.insights.inflection_window_messages)
+        signals = clients.store.recent_signals(world_id, conversation_id, h.insights.insight_max_signals)
         if checkpoint is not None:
             counts["inflections"] += _check_inflection(clients, state, checkpoint, recent, signals, h, now)
         if due:
@@ -79,7 +79,7 @@ def _check_inflection(clients: InsightPorts, state: InsightState, checkpoint: in
     batch or a re-run checks it again: an insight never fails the enrichment)."""
     world_id, conversation_id = state.world_id, state.conversation_id
     window = recent if checkpoint == state.turns else clients.store.turn_window(
-        world_id, conversation_id, h.signal_roles, checkpoint, h.inflection_window_messages)
+        world_id, conversation_id, h.signals.signal_roles, checkpoint, h.insights.inflection_window_messages)
     if not window:
         return 0
     signals = _signals_until(stored, window, h, now)
@@ -113,7 +113,7 @@ def _signals_until(stored: Sequence[Signal], window: Sequence[StoredEvent], h: H
     end = (window[-1].occurred_at, window[-1].event_id)
     found = {s.signal_id: s for s in stored if (s.occurred_at, s.event_id) <= end}
     for event in window:
-        if event.role in h.signal_roles:
+        if event.role in h.signals.signal_roles:
             for signal in event_signals(event.world_id, event, h, now):
                 found.setdefault(signal.signal_id, signal)
     return sorted(found.values(), key=lambda s: (s.occurred_at, s.event_id, s.position))
@@ -126,7 +126,7 @@ def _offer_intervention(clients: InsightPorts, state: InsightState, recent: Sequ
         return 0
     world_id, conversation_id = state.world_id, state.conversation_id
     past = clients.store.list_interventions(world_id, conversation_id)
-    turn_ids = [e.event_id for e in recent if e.role in h.signal_roles]
+    turn_ids = [e.event_id for e in recent if e.role in h.signals.signal_roles]
     candidate = detect_intervention(signals, past, turn_ids, h)
     if candidate is None:
         return 0
@@ -135,7 +135,7 @@ def _offer_intervention(clients: InsightPorts, state: InsightState, recent: Sequ
         intervention_id=stable_id("itv", world_id, conversation_id, candidate.kind, *sorted(candidate.signal_ids)),
         conversation_id=conversation_id, kind=candidate.kind, message=candidate.message(h),
         signal_ids=list(candidate.signal_ids), turn=state.turns, created_at=now)
-    return int(clients.store.offer_intervention(intervention, h.intervention_cooldown_turns))
+    return int(clients.store.offer_intervention(intervention, h.insights.intervention_cooldown_turns))
 
 
 
@@ -145,7 +145,7 @@ def conversation_insights(clients: InsightPorts, world: World, conversation_id: 
     statuses. An unknown conversation has none of them."""
     world_id, h = world.world_id, world.heuristics
     state = clients.store.insight_state(world_id, conversation_id)
-    signals = clients.store.recent_signals(world_id, conversation_id, h.insight_max_signals)
+    signals = clients.store.recent_signals(world_id, conversation_id, h.insights.insight_max_signals)
     by_type: dict[SignalType, list[Signal]] = {t: [] for t in SIGNAL_TYPES}
     for s in signals:
         by_type[s.signal_type].append(s)

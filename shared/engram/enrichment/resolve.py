@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
-from engram.config import Heuristics
 from engram.errors import Conflict, NotFound
 from engram.model.common import utcnow
 from engram.model.entities import (
@@ -41,6 +40,7 @@ from engram.model.entities import (
     SettleRequest,
 )
 from engram.model.events import StoredEvent
+from engram.model.heuristics import Heuristics
 from engram.model.world import World
 from engram.ports import Coreference, Reference, WindowEvent
 from engram.ports.domain import DomainDatabase
@@ -121,7 +121,8 @@ def resolve_events(clients: ResolvePorts, world: World, event_ids: Sequence[str]
 
 def known_aliases(clients: ResolvePorts, scope: ResolutionScope, event: StoredEvent) -> list[str]:
     """The world's aliases (global and the speaker's own) that occur in the event in lowercase: one lookup."""
-    phrases = alias_phrases(event.content, scope.h.alias_ngram_max_words, scope.h.alias_lookup_max_phrases)
+    phrases = alias_phrases(event.content, scope.h.resolve.alias_ngram_max_words,
+                            scope.h.resolve.alias_lookup_max_phrases)
     return clients.store.known_aliases_in(scope.world_id, phrases, event.user_id)
 
 
@@ -140,7 +141,7 @@ def resolve_mention(clients: ResolvePorts, scope: ResolutionScope, event: Stored
     if mention.kind == "description":
         # "my boss", once learned for this user (or the world), is an alias: the fast path.
         known = [a for a in clients.store.find_alias(scope.world_id, mention.text, event.user_id)
-                 if a.confidence > scope.h.alias_accept]
+                 if a.confidence > scope.h.resolve.alias_accept]
         if known:
             return Resolution(mention=mention, method="alias", entity_id=known[0].entity_id,
                               confidence=known[0].confidence)
@@ -153,10 +154,10 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
     the alias it teaches (`learned`), for the caller to keep with what it records. `origin_event_id`: the event
     the name was read in (what it creates or teaches goes with an erasure of that event's user)."""
     h = scope.h
-    matches = clients.store.match_name(scope.world_id, name, user_id, fuzzy_min=h.fuzzy_min,
-                                       alias_accept=h.alias_accept, limit=h.disambiguation_candidates)
+    matches = clients.store.match_name(scope.world_id, name, user_id, fuzzy_min=h.resolve.fuzzy_min,
+                                       alias_accept=h.resolve.alias_accept, limit=h.resolve.disambiguation_candidates)
     exact = [m for m in matches if m.stage == "exact"]
-    confident = [m for m in matches if m.stage == "alias" and m.score > h.alias_accept]
+    confident = [m for m in matches if m.stage == "alias" and m.score > h.resolve.alias_accept]
     own = [m for m in confident if m.user_id is not None]
     if exact:
         # Two entities of that very name: the user's own alias for one of them settles it.
@@ -170,7 +171,7 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         score = round(match.score, 3)
         learned = EntityAlias(world_id=scope.world_id, entity_id=match.entity_id, alias=name, user_id=user_id,
                               confidence=score, source="fuzzy", origin_event_id=origin_event_id,
-                              ) if match.score > h.fuzzy_single_accept else None
+                              ) if match.score > h.resolve.fuzzy_single_accept else None
         return NameResolution(match.entity_id, "fuzzy", score, [], learned)
     if fuzzy:
         candidates = _ranked(clients, scope, fuzzy)
@@ -199,7 +200,7 @@ def _choose(clients: ResolvePorts, scope: ResolutionScope, matches: Sequence[Nam
     if len(distinct) == 1:
         return NameResolution(distinct[0].entity_id, method, round(distinct[0].score, 3), [])
     candidates = _ranked(clients, scope, distinct)
-    winner = clear_winner([(c.entity_id, c.score) for c in candidates], scope.h.rank_margin)
+    winner = clear_winner([(c.entity_id, c.score) for c in candidates], scope.h.resolve.rank_margin)
     if winner is not None:
         score = next(m.score for m in distinct if m.entity_id == winner)
         return NameResolution(winner, method, round(score, 3), candidates)
@@ -211,7 +212,7 @@ def _ranked(clients: ResolvePorts, scope: ResolutionScope, matches: Sequence[Nam
     evidence = [CandidateEvidence(entity_id=m.entity_id, match=m.score, source=m.source,
                                   mentions=usage.get(m.entity_id, ("", 0, None))[1],
                                   last_seen=usage.get(m.entity_id, ("", 0, None))[2]) for m in matches]
-    ranked = rank_candidates(evidence, scope.now, scope.h)[: scope.h.disambiguation_candidates]
+    ranked = rank_candidates(evidence, scope.now, scope.h)[: scope.h.resolve.disambiguation_candidates]
     return [Candidate(entity_id=i, name=usage.get(i, (i, 0, None))[0], score=round(s, 3)) for i, s in ranked]
 
 
@@ -219,12 +220,12 @@ def _from_domain(clients: ResolvePorts, scope: ResolutionScope, name: str) -> Na
     """The domain database's rows named so; each becomes (or already is) an entity with its reference."""
     if clients.domain is None or not scope.domain_sources:
         return None
-    rows = clients.domain.find(scope.world_id, scope.domain_sources, name, scope.h.disambiguation_candidates)
+    rows = clients.domain.find(scope.world_id, scope.domain_sources, name, scope.h.resolve.disambiguation_candidates)
     if not rows:
         return None
     entities = [clients.store.create_entity_with_ref(scope.world_id, r.name, r.entity_type, r.external_ref,
                                                      alias_source="domain") for r in rows]
-    confidence = scope.h.domain_create_confidence
+    confidence = scope.h.resolve.domain_create_confidence
     if len(entities) > 1:  # two customers of that name: the user says which
         return NameResolution(None, "disambiguation_required", confidence,
                               [Candidate(entity_id=e.entity_id, name=e.name, score=confidence) for e in entities])
@@ -288,11 +289,12 @@ def coreference_task(clients: ResolvePorts, scope: ResolutionScope, window: Sequ
     h = scope.h
     speakers = {e.user_id: scope.user_entity_id(clients, e.user_id) for e in window}
     sightings = clients.store.conversation_sightings(scope.world_id, window[0].conversation_id,
-                                                     max(e.occurred_at for e in window), h.coreference_max_sightings)
+                                                     max(e.occurred_at for e in window),
+                                                     h.resolve.coreference_max_sightings)
     # A speaker's relations as that speaker knows them: "my boss" is never resolved through another user's words.
     relations = [r for user_id in sorted(speakers)
                  for r in clients.store.relations_of(scope.world_id, [speakers[user_id]], user_id=user_id)]
-    keep = list(dict.fromkeys(s.entity_id for s in [*sightings, *relations]))[: h.coreference_max_candidates]
+    keep = list(dict.fromkeys(s.entity_id for s in [*sightings, *relations]))[: h.resolve.coreference_max_candidates]
     references = [Reference(reference_id=f"{m.event_id}@{m.start}", event_id=m.event_id, text=m.text,
                             kind="pronoun" if m.kind == "pronoun" else "description", start=m.start,
                             speaker_entity_id=speakers[by_id[m.event_id].user_id]) for m in waiting]
@@ -314,10 +316,10 @@ def link_references(clients: ResolvePorts, scope: ResolutionScope, window: Seque
         ref = references.pop(link.reference_id, None)  # one link per reference: the first the model gave
         if ref is None or link.entity_id not in allowed or link.entity_id == ref.speaker_entity_id:
             continue
-        if link.confidence < h.coreference_min:
+        if link.confidence < h.resolve.coreference_min:
             continue
         updates.append((task.mention_ids[link.reference_id], link.entity_id, "coreference", round(link.confidence, 3)))
-        if ref.kind == "description" and link.confidence > h.coreference_accept:
+        if ref.kind == "description" and link.confidence > h.resolve.coreference_accept:
             clients.store.add_alias(EntityAlias(world_id=scope.world_id, entity_id=link.entity_id, alias=ref.text,
                                                 user_id=users[ref.event_id], confidence=round(link.confidence, 3),
                                                 source="coreference", origin_event_id=ref.event_id))
@@ -349,11 +351,11 @@ def settle_disambiguation(clients: ResolvePorts, world: World, mention_id: str, 
     else:
         entity = store.create_entity(world_id, mention.text, "person" if mention.text[:1].isupper() else "thing")
     alias = EntityAlias(world_id=world_id, entity_id=entity.entity_id, alias=mention.text, user_id=mention.user_id,
-                        confidence=h.settled_alias_confidence, source="user")
+                        confidence=h.resolve.settled_alias_confidence, source="user")
     store.add_alias(alias)
-    same = [m for m in store.pending_disambiguations(world_id, mention.user_id, h.settle_max_mentions)
+    same = [m for m in store.pending_disambiguations(world_id, mention.user_id, h.resolve.settle_max_mentions)
             if m.mention_id != mention_id and m.text.lower() == mention.text.lower()]
-    store.set_mention_entities(world_id, [(m.mention_id, entity.entity_id, "user", h.settled_alias_confidence)
+    store.set_mention_entities(world_id, [(m.mention_id, entity.entity_id, "user", h.resolve.settled_alias_confidence)
                                           for m in [mention, *same]])
     settled = store.get_mention(world_id, mention_id)
     assert settled is not None

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from engram.config import Heuristics
 from engram.errors import InvalidInput, NotFound, TransientStoreError
 from engram.model.common import utcnow
 from engram.model.events import StoredEvent
+from engram.model.heuristics import Heuristics
 from engram.model.signals import AssumptionStatus, Signal
 from engram.model.world import World
 from engram.observability import logger
@@ -45,7 +45,7 @@ def extract_signals(clients: SignalPorts, world: World, events: Sequence[StoredE
     now = now or utcnow()
     by_conversation: dict[str, list[StoredEvent]] = defaultdict(list)
     for e in events:
-        if e.world_id == world_id and e.role in h.signal_roles:
+        if e.world_id == world_id and e.role in h.signals.signal_roles:
             by_conversation[e.conversation_id].append(e)
     counts = {"signal_windows": 0, "signals_found": 0, "signals": 0}
     todo = sorted(by_conversation)

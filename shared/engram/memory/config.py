@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engram.config import Heuristics
 from engram.errors import InvalidInput
 from engram.model.overrides import WorldConfig, world_overrides
 from engram.ports.clients import Clients
@@ -21,7 +20,8 @@ class WorldConfigView(BaseModel):
     ignored: dict[str, str] = Field(default_factory=dict, description=(
         "stored overrides that no longer validate, by key, and why: not applied (PUT, PATCH or DELETE replaces "
         "them)"))
-    heuristics: Heuristics = Field(description="the heuristics in force: the defaults with the overrides")
+    heuristics: dict[str, Any] = Field(description=(
+        "the heuristics in force, every one by the name an override uses: the defaults with the overrides"))
     tag_categories: dict[str, list[str]] = Field(description="the tag categories in force, in the order tags are "
                                                              "given")
 
@@ -39,8 +39,9 @@ class WorldConfigPatch(BaseModel):
 def read_config(clients: Clients, world_id: str) -> WorldConfigView:
     overrides, ignored = world_overrides(clients.store.world_config(world_id))
     heuristics = clients.heuristics.with_overrides(overrides.heuristics)
-    categories = {name: list(words) for name, words in {**heuristics.tag_keywords, **overrides.tag_categories}.items()}
-    return WorldConfigView(world_id=world_id, overrides=overrides, ignored=ignored, heuristics=heuristics,
+    categories = {name: list(words)
+                  for name, words in {**heuristics.ingest.tag_keywords, **overrides.tag_categories}.items()}
+    return WorldConfigView(world_id=world_id, overrides=overrides, ignored=ignored, heuristics=heuristics.flat(),
                            tag_categories=categories)
 
 

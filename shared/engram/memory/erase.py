@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.config import Heuristics
 from engram.enrichment.extract import _embed_events, index_pending, relate_fact
 from engram.enrichment.ingest import _start_batches
 from engram.model.common import utcnow
 from engram.model.events import Erasure
+from engram.model.heuristics import Heuristics
 from engram.model.memories import ConfidenceFactors
 from engram.model.world import World
 from engram.observability import logger
@@ -53,8 +53,8 @@ def _reweigh(clients: Clients, world_id: str, memory_ids: Sequence[str], h: Heur
     for fact in facts:
         factors = (fact.factors or ConfidenceFactors(base=fact.confidence)).model_copy(update={"reinforcement": 0.0})
         for _ in range(fact.reinforcement_count):
-            factors = reinforced(factors, h.max_confidence, h.reinforce_gain)
-        fact.factors, fact.confidence = factors, stored_confidence(factors, h.max_confidence)
+            factors = reinforced(factors, h.extract.max_confidence, h.extract.reinforce_gain)
+        fact.factors, fact.confidence = factors, stored_confidence(factors, h.extract.max_confidence)
     if facts:
         clients.store.record_facts(world_id, [], facts, [])
 

@@ -25,7 +25,7 @@ def find_entities(clients: EntityGraphPorts, world: World, name: str | None, def
     whose type or description names `definition`."""
     world_id, h = world.world_id, world.heuristics
     return clients.store.list_entities(world_id, name, limit, definition=definition,
-                                       min_similarity=h.entity_search_min_similarity)
+                                       min_similarity=h.graph.entity_search_min_similarity)
 
 
 def require_entity(clients: EntityGraphPorts, world_id: str, entity_id: str) -> CanonicalEntity:
@@ -43,7 +43,8 @@ def entity_detail(clients: Clients, world: World, entity_id: str, user_id: str |
     store = clients.store
     return EntityDetail(**entity.model_dump(),
                         alias_details=store.entity_aliases(world_id, entity_id, user_id),
-                        facts=store.facts_about(world_id, [entity_id], h.entity_detail_max_facts, user_id=user_id),
+                        facts=store.facts_about(world_id, [entity_id], h.graph.entity_detail_max_facts,
+                                                user_id=user_id),
                         relationships=store.relationships(world_id, entity_id, 1, user_id=user_id))
 
 
@@ -68,7 +69,7 @@ def find_paths(clients: EntityGraphPorts, world: World, from_id: str, to_id: str
                 if near in ends and far not in reached:
                     level.setdefault(far, []).append((near, rel))
         reached.update(level)
-        frontier = list(level)[: h.path_max_frontier]
+        frontier = list(level)[: h.graph.path_max_frontier]
     if to_id not in reached or to_id == from_id:
         return [] if to_id != from_id else [_path(clients, world_id, [from_id], [])]
     chains: list[tuple[list[str], list[Relationship]]] = []

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from engram.config import Heuristics
 from engram.enrichment.extract import relate_fact
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.model.common import utcnow
+from engram.model.heuristics import Heuristics
 from engram.model.memories import ConflictDetail, ConflictResolution, ExplainedFact, MemoryLayer, SemanticMemory
 from engram.model.world import World
 from engram.ports.clients import Clients
@@ -19,8 +19,8 @@ from engram.rules.confidence import explain
 
 def explained(fact: SemanticMemory, h: Heuristics, now: datetime) -> ExplainedFact:
     """The fact with its effective confidence as of `now` and the factors behind it."""
-    why = explain(fact.factors, fact.confidence, fact.last_validated_at, now, h.decay_half_life_days,
-                  h.max_confidence)
+    why = explain(fact.factors, fact.confidence, fact.last_validated_at, now, h.extract.decay_half_life_days,
+                  h.extract.max_confidence)
     return ExplainedFact(**fact.model_dump(), effective_confidence=why.effective, explanation=why)
 
 

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
+from engram.config import DomainTables
 from engram.errors import InvalidInput
 from engram.model import jsonvalues
 from engram.model.common import Identifier, utcnow
-from engram.model.entities import DomainTables
 from engram.model.events import EventIn
 from engram.model.jsonvalues import storable
 from engram.model.overrides import WorldConfig

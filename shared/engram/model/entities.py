@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from datetime import datetime
 from typing import Literal
 
@@ -141,70 +139,6 @@ class DomainSource(Frozen):
     @property
     def described(self) -> str:
         return f"{self.source_table}({self.key_column}, {self.name_column})"
-
-
-_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_$]{0,62}"
-_TABLE = re.compile(rf"{_IDENTIFIER}(?:\.{_IDENTIFIER})?")
-_COLUMN = re.compile(_IDENTIFIER)
-_COMPACT_ENTRY = re.compile(r"\s*([^\s(]+)\s*\(([^)]*)\)\s*")
-
-
-class DomainTable(Frozen):
-    """A domain table the resolve step may read: the columns an ontology row may name as its key and name, and
-    the column holding each row's world (every lookup reads the asking world's rows only)."""
-
-    columns: frozenset[str] = Field(min_length=1)
-    world_column: str = "world_id"
-
-    @model_validator(mode="after")
-    def _identifiers(self) -> DomainTable:
-        for column in (*sorted(self.columns), self.world_column):
-            if not _COLUMN.fullmatch(column):
-                raise ValueError(f"{column!r} is not a column name")
-        return self
-
-
-class DomainTables(Frozen):
-    """The operator's allow-list of domain tables (`ENGRAM_DOMAIN_TABLES`), by table name as ontology rows
-    write it. What a world's ontology may point resolve at: anything else is refused at import and never read."""
-
-    tables: dict[str, DomainTable] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _table_names(self) -> DomainTables:
-        for name in self.tables:
-            if not _TABLE.fullmatch(name):
-                raise ValueError(f"{name!r} is not a table name (table or schema.table)")
-        return self
-
-    @classmethod
-    def parse(cls, text: str) -> DomainTables:
-        """`customers(customer_id, full_name); crm.accounts(id, name)`, each table's rows carrying their world
-        in `world_id`; or JSON, `{"customers": {"columns": ["customer_id", "full_name"], "world_column":
-        "tenant"}}` (a list of columns alone takes `world_id`). Blank: no table allowed."""
-        text = text.strip()
-        if not text:
-            return cls()
-        if text.startswith("{"):
-            raw = json.loads(text)
-            if not isinstance(raw, dict):
-                raise ValueError("a JSON object of tables")
-            return cls.model_validate({"tables": {name: {"columns": spec} if isinstance(spec, list) else spec
-                                                  for name, spec in raw.items()}})
-        tables: dict[str, dict[str, list[str]]] = {}
-        for entry in filter(str.strip, text.split(";")):
-            match = _COMPACT_ENTRY.fullmatch(entry)
-            if match is None:
-                raise ValueError(f"{entry.strip()!r} is not table(column, column...)")
-            tables[match.group(1)] = {"columns": [c.strip() for c in match.group(2).split(",") if c.strip()]}
-        return cls.model_validate({"tables": tables})
-
-    def table_for(self, source_table: str | None, *columns: str | None) -> DomainTable | None:
-        """The allowed table a source names, if every column it names is allowed in it; else None."""
-        table = self.tables.get(source_table or "")
-        if table is None or not all(c is not None and c in table.columns for c in columns):
-            return None
-        return table
 
 
 class DomainMatch(Frozen):

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
-from engram.config import DEFAULT_HEURISTICS
+from engram.model.heuristics import DEFAULT_HEURISTICS
 
 TagName = Annotated[str, StringConstraints(min_length=1)]
 TagKeyword = Annotated[str, StringConstraints(min_length=1)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engram.config import DEFAULT_HEURISTICS, Heuristics
+from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.model.overrides import WorldConfig
 
 

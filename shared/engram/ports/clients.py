@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engram.config import DEFAULT_HEURISTICS, Heuristics, Settings
+from engram.config import Settings
+from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.model.overrides import WorldConfig, world_overrides
 from engram.model.world import World
 from engram.observability import logger

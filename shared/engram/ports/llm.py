@@ -11,11 +11,11 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from engram.config import Heuristics
 from engram.model.context import QueryContext
 from engram.model.entities import (
     EntitySighting,
 )
+from engram.model.heuristics import Heuristics
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import (
     OntologyPredicate,

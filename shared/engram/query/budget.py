@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
-from engram.config import Heuristics
 from engram.model.context import QueryContext
+from engram.model.heuristics import Heuristics
 from engram.model.research import ResearchBudgets
 
 
 def thin(context: QueryContext, h: Heuristics) -> list[str]:
-    """Thin the context in place until it fits `h.context_token_budget`; returns the measures taken (for the trace)."""
+    """Thin the context in place until it fits `context_token_budget`; returns the measures taken (for the
+    trace)."""
     taken: list[str] = []
-    budget = h.context_token_budget
+    budget = h.query.context_token_budget
     if _tokens(context, h) <= budget:
         return taken
-    dropped = _drop(context, h, budget, h.context_keep_at_least)
+    dropped = _drop(context, h, budget, h.query.context_keep_at_least)
     if dropped:
         taken.append(f"dropped {dropped} low-scoring items")
     if _tokens(context, h) > budget:
@@ -27,7 +28,8 @@ def thin(context: QueryContext, h: Heuristics) -> list[str]:
 
 
 def research_budgets(h: Heuristics) -> ResearchBudgets:
-    return ResearchBudgets(drop=h.research_drop_tokens, mask=h.research_mask_tokens, compact=h.research_compact_tokens)
+    q = h.query
+    return ResearchBudgets(drop=q.research_drop_tokens, mask=q.research_mask_tokens, compact=q.research_compact_tokens)
 
 
 def thin_research(context: QueryContext, h: Heuristics,
@@ -47,21 +49,21 @@ def thin_research(context: QueryContext, h: Heuristics,
         _compact(context, h)
         taken.append(f"compacted (gathered {gathered} > {budgets.compact} tokens)")
     if _tokens(context, h) > budgets.drop:
-        dropped = _drop(context, h, budgets.drop, h.context_keep_at_least, protected)
+        dropped = _drop(context, h, budgets.drop, h.query.context_keep_at_least, protected)
         if dropped:
             taken.append(f"dropped {dropped} low-scoring items (over {budgets.drop} tokens)")
     if _tokens(context, h) > budgets.compact:
         dropped = _drop(context, h, budgets.compact, 0, protected)
         taken.append(f"dropped {dropped} more items to the {budgets.compact}-token ceiling")
     if _tokens(context, h) > budgets.compact:  # the conversation alone is over: cut its lines too
-        limit = h.context_summary_body_chars
+        limit = h.query.context_summary_body_chars
         context.conversation = [line[:limit] + "…" if len(line) > limit else line for line in context.conversation]
         taken.append(f"cut the conversation's lines to the {budgets.compact}-token ceiling")
     return gathered, taken
 
 
 def _tokens(context: QueryContext, h: Heuristics) -> int:
-    return context.stats(h.chars_per_token).estimated_tokens
+    return context.stats(h.query.chars_per_token).estimated_tokens
 
 
 def _drop(context: QueryContext, h: Heuristics, budget: int, keep_at_least: int,
@@ -77,11 +79,11 @@ def _drop(context: QueryContext, h: Heuristics, budget: int, keep_at_least: int,
 
 
 def _mask(context: QueryContext, h: Heuristics) -> None:
-    limit = h.context_summary_body_chars
+    limit = h.query.context_summary_body_chars
     context.items = [i.model_copy(update={"text": i.text[:limit] + "…"}) if len(i.text) > limit else i
                      for i in context.items]
 
 
 def _compact(context: QueryContext, h: Heuristics) -> None:
-    context.conversation = context.conversation[-h.context_compact_conversation:]
+    context.conversation = context.conversation[-h.query.context_compact_conversation:]
     context.items = [i.model_copy(update={"text": " ".join(i.text.split())}) for i in context.items]

@@ -179,7 +179,7 @@ def entities_matching(clients: CapabilityPorts, world: World, context: QueryCont
     """The summaries of the entities the search hits for a text are about (or are), best first."""
     store, world_id = clients.store, context.world_id
     h = world.heuristics
-    found = search(clients, world, request.query, user_id=user_id, limit=h.capability_max_results)
+    found = search(clients, world, request.query, user_id=user_id, limit=h.query.capability_max_results)
     ids = list(dict.fromkeys([e.entity_id for e in found.entities] + [e for hit in found.hits for e in hit.entity_ids]
                              + [hit.doc_id for hit in found.hits if hit.kind == "entity"]))[: request.limit]
     return [entity_summary(e) for e in store.get_entities(world_id, ids)]
@@ -196,7 +196,7 @@ def list_definitions(clients: CapabilityPorts, world: World, context: QueryConte
     """One summary item listing the world's definitions with their counts (they join the context's definitions)."""
     world_id = context.world_id
     h = world.heuristics
-    definitions = clients.store.entity_definitions(world_id, h.capability_max_results * 2)
+    definitions = clients.store.entity_definitions(world_id, h.query.capability_max_results * 2)
     context.definitions = list(dict.fromkeys([*context.definitions, *(d.definition for d in definitions)]))
     return [ContextItem(kind="summary", id=f"definitions:{world_id}", score=0.5, text="Entity definitions: " + "; ".join(
         f"{d.definition} ({d.entities})" + (f": {d.description}" if d.description else "") for d in definitions))]
@@ -274,7 +274,7 @@ def entity_record(clients: CapabilityPorts, world: World, user_id: str, entity: 
     """The full record: name, definition, description, aliases, and the asking user's facts and direct edges
     (users of one world do not read each other's memories, nor the edges those memories made)."""
     world_id, h = world.world_id, world.heuristics
-    facts = clients.store.facts_about(world_id, [entity.entity_id], h.entity_record_max_facts, user_id=user_id)
+    facts = clients.store.facts_about(world_id, [entity.entity_id], h.query.entity_record_max_facts, user_id=user_id)
     relationships = clients.store.relationships(world_id, entity.entity_id, 1, user_id=user_id)
     names = _names(clients, world_id, [f.subject_entity_id for f in facts]
                    + [i for r in relationships for i in (r.source_entity_id, r.target_entity_id)])

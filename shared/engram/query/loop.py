@@ -11,10 +11,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from engram.config import Heuristics
 from engram.errors import CapabilityRejected, NotFound
 from engram.model.common import utcnow
 from engram.model.context import QueryContext
+from engram.model.heuristics import Heuristics
 from engram.model.queries import Answer, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
 from engram.model.world import World
 from engram.ports import LLM, Embedder, KeywordIndex, Usage, WebSearch
@@ -121,7 +121,7 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     query.status = "processing"
     with _traced(query, 0, "init") as record:
         context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question)
-        found = search(clients, world, query.question, user_id=query.user_id, limit=h.query_initial_hits,
+        found = search(clients, world, query.question, user_id=query.user_id, limit=h.query.query_initial_hits,
                        now=now)
         context.merge(capabilities.hit_items(clients, query.world_id, found.hits))
         entity_ids = list(dict.fromkeys([e.entity_id for e in found.entities]
@@ -134,7 +134,7 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
                        for e in entity_ids if e in entities])
         context.definitions = sorted({e.entity_type for e in entities.values()})
         if query.config.include_relationships:
-            for entity_id in [e for e in entity_ids if e in entities][: h.query_relationship_entities]:
+            for entity_id in [e for e in entity_ids if e in entities][: h.query.query_relationship_entities]:
                 context.merge(capabilities.relationship_items(
                     clients, query.world_id,
                     clients.store.relationships(query.world_id, entity_id, 1, user_id=query.user_id)))
@@ -143,7 +143,7 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
         context.conversation = conversation.lines(query.user_id, now)
         context.conversation_ids = sorted({e.conversation_id for e in conversation.events})
         clients.store.save_context(context)
-        stats = context.stats(h.chars_per_token)
+        stats = context.stats(h.query.chars_per_token)
         record["outcome"] = "context_built"
         record["detail"] = {"items": stats.items, "estimated_tokens": stats.estimated_tokens,
                             "entity_summaries": stats.entity_summaries, "conversation_lines": len(context.conversation),
@@ -215,7 +215,7 @@ def fulfil(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
             served.append(request.capability)
         context.pending_requests = []
         query.info_requests_used += 1
-        stats = context.stats(world.heuristics.chars_per_token)
+        stats = context.stats(world.heuristics.query.chars_per_token)
         record["outcome"] = "fulfilled"
         record["detail"] = {"served": served, "items_added": added, "items": stats.items,
                             "estimated_tokens": stats.estimated_tokens}
@@ -239,7 +239,7 @@ def force(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
         answer = reply.value.model_copy(update={"forced": True})
         if context.missing:
             answer = answer.model_copy(update={
-                "confidence": min(answer.confidence, h.answer_degraded_confidence),
+                "confidence": min(answer.confidence, h.query.answer_degraded_confidence),
                 "content": f"{answer.content} I could not get everything needed: " + "; ".join(context.missing) + "."})
         query.answer = _grounded(answer, context, h)
         record["outcome"] = "answer"
@@ -299,20 +299,20 @@ def _grounded(answer: Answer, context: QueryContext, h: Heuristics) -> Answer:
     weights = [s.contribution if s.contribution is not None else 1.0 for s in sources]
     total = sum(weights) or 1.0
     sources = [s.model_copy(update={"contribution": round(w / total, 3)}) for s, w in zip(sources, weights, strict=True)]
-    level = ("high" if answer.confidence >= h.answer_high_confidence
-             else "medium" if answer.confidence >= h.answer_medium_confidence else "low")
+    level = ("high" if answer.confidence >= h.query.answer_high_confidence
+             else "medium" if answer.confidence >= h.query.answer_medium_confidence else "low")
     return answer.model_copy(update={"sources": sources, "confidence_level": level})
 
 
 def _from_retrieval(context: QueryContext, h: Heuristics) -> Answer:
     """What retrieval found, best first, named as such: no model wrote it."""
     best = sorted((i for i in context.items if i.kind != "entity" or i.full), key=lambda i: i.score,
-                  reverse=True)[: h.fallback_answer_items]
+                  reverse=True)[: h.query.fallback_answer_items]
     if not best:
         content = "The language model is unavailable and retrieval found nothing about this in memory."
     else:
         content = ("The language model is unavailable, so this is retrieval alone, not an answer: the most relevant "
                    "memories are: " + " | ".join(" ".join(i.text.split())[:200] for i in best))
-    return Answer(content=content, confidence=h.answer_degraded_confidence if best else 0.0,
+    return Answer(content=content, confidence=h.query.answer_degraded_confidence if best else 0.0,
                   sources=[Source(kind="semantic" if i.kind == "relationship" else i.kind, id=i.id,  # type: ignore[arg-type]
                                   excerpt=i.text[:200], score=i.score) for i in best], basis="retrieval")

@@ -16,9 +16,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
-from engram.config import Heuristics
 from engram.errors import CapabilityRejected
 from engram.model.context import QueryContext
+from engram.model.heuristics import Heuristics
 from engram.model.memories import SemanticMemory
 from engram.model.queries import Answer, Source, WorldQuery
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchReport, SubQuestion
@@ -81,9 +81,9 @@ def plan(clients: ResearchPorts, world: World, state: ResearchState | LoopState)
     h = world.heuristics
     with _traced(query, 0, "plan") as record:
         with _model_wait(record):
-            reply = clients.llm.plan_research(context, max_sub_questions=h.research_max_sub_questions)
+            reply = clients.llm.plan_research(context, max_sub_questions=h.query.research_max_sub_questions)
         _record_usage(query, record, reply.usage, reply.model)
-        planned = reply.value.sub_questions[: h.research_max_sub_questions]
+        planned = reply.value.sub_questions[: h.query.research_max_sub_questions]
         query.research = ResearchReport(sub_questions=_numbered(planned, 1, 1),
                                         max_iterations=query.config.max_research_iterations,
                                         budgets=budget.research_budgets(h))
@@ -125,7 +125,7 @@ def gather(clients: ResearchPorts, world: World, state: ResearchState) -> Resear
         protected = {i for c in conflicts for i in c.ids}
         protected |= {s.evidence[0] for s in gathered.values() if s.evidence}
         tokens, measures = budget.thin_research(context, h, frozenset(protected))
-        sent = context.stats(h.chars_per_token).estimated_tokens
+        sent = context.stats(h.query.chars_per_token).estimated_tokens
         report = report.model_copy(update={
             "sub_questions": [gathered.get(s.sub_id, s) for s in report.sub_questions], "iterations": iteration,
             "conflicts": conflicts, "peak_gathered_tokens": max(report.peak_gathered_tokens, tokens),
@@ -135,7 +135,7 @@ def gather(clients: ResearchPorts, world: World, state: ResearchState) -> Resear
         record["outcome"] = "gathered"
         record["detail"] = {"sub_questions": list(gathered), "served": served, "rejected": rejected,
                             "items_added": added, "conflicts": len(conflicts), "gathered_tokens": tokens,
-                            "estimated_tokens": sent, "budget": h.research_drop_tokens}
+                            "estimated_tokens": sent, "budget": h.query.research_drop_tokens}
         if measures:
             record["detail"]["thinned"] = measures
     clients.store.save_context(context)
@@ -156,13 +156,13 @@ def evaluate(clients: ResearchPorts, world: World, state: ResearchState) -> Rese
     with _traced(query, iteration, "evaluate") as record:
         with _model_wait(record):
             reply = clients.llm.evaluate_research(context, report.sub_questions, can_continue=can_continue,
-                                                  max_follow_ups=h.research_max_follow_ups)
+                                                  max_follow_ups=h.query.research_max_follow_ups)
         _record_usage(query, record, reply.usage, reply.model)
         verdict = reply.value
         answered = set(verdict.answered)
         subs = [s.model_copy(update={"status": "answered" if s.sub_id in answered else "unanswered"})
                 if s.status in ("gathered", "unanswered") else s for s in report.sub_questions]
-        follow_ups = _numbered(verdict.follow_ups[: h.research_max_follow_ups], len(subs) + 1, iteration + 1)
+        follow_ups = _numbered(verdict.follow_ups[: h.query.research_max_follow_ups], len(subs) + 1, iteration + 1)
         complete = verdict.complete or all(s.status == "answered" for s in subs)
         more = not complete and can_continue and bool(follow_ups)
         query.research = report.model_copy(update={
@@ -171,7 +171,7 @@ def evaluate(clients: ResearchPorts, world: World, state: ResearchState) -> Rese
         record["outcome"] = "incomplete" if more else "complete"
         record["detail"].update(answered=sorted(answered), complete=complete,
                                 follow_ups=[s.question for s in follow_ups] if more else [],
-                                estimated_tokens=context.stats(h.chars_per_token).estimated_tokens)
+                                estimated_tokens=context.stats(h.query.chars_per_token).estimated_tokens)
         if not complete and not can_continue:
             record["detail"]["stopped"] = "no research iterations left"
     clients.store.save_query(query)
@@ -194,7 +194,7 @@ def synthesize(clients: ResearchPorts, world: World, state: ResearchState) -> Re
         record["outcome"] = "answer"
         record["detail"].update(confidence=query.answer.confidence, sources=len(query.answer.sources),
                                 conflicts=len(report.conflicts),
-                                estimated_tokens=context.stats(h.chars_per_token).estimated_tokens)
+                                estimated_tokens=context.stats(h.query.chars_per_token).estimated_tokens)
     clients.store.save_query(query)
     return _state(query, iteration, "answer")
 
@@ -207,7 +207,7 @@ def conflicting_evidence(clients: ResearchPorts, query: WorldQuery, context: Que
     store, world_id = clients.store, query.world_id
     fact_ids = [i.id for i in context.items if i.kind == "semantic"]
     recorded = store.conflicts_touching(world_id, query.user_id, fact_ids, context.all_entity_ids(),
-                                        h.research_max_conflicts)
+                                        h.query.research_max_conflicts)
     wanted = list(dict.fromkeys([*fact_ids, *(i for c in recorded for i in (c.memory_id, c.conflicting_memory_id))]))
     facts = {f.memory_id: f for f in store.get_semantic(world_id, wanted) if f.user_id == query.user_id}
     context.merge(capabilities.fact_items(clients, world_id, [facts[i] for i in wanted if i in facts]))
@@ -225,14 +225,14 @@ def conflicting_evidence(clients: ResearchPorts, query: WorldQuery, context: Que
         if frozenset((a.memory_id, b.memory_id)) not in pairs:
             found.append(EvidenceConflict(kind="contradicting_facts", ids=(a.memory_id, b.memory_id),
                                           statements=(text[a.memory_id], text[b.memory_id]), status="unrecorded"))
-    return found[: h.research_max_conflicts]
+    return found[: h.query.research_max_conflicts]
 
 
 def _contradicting(facts: list[SemanticMemory], h: Heuristics) -> list[tuple[SemanticMemory, SemanticMemory]]:
     """Pairs of facts of one subject and single-valued predicate with different values, both still held."""
     by_slot: dict[tuple[str, str], list[SemanticMemory]] = defaultdict(list)
     for fact in facts:
-        if fact.predicate in h.single_valued_predicates and fact.status == "active":
+        if fact.predicate in h.extract.single_valued_predicates and fact.status == "active":
             by_slot[(fact.subject_entity_id, fact.predicate)].append(fact)
     pairs = []
     for slot in by_slot.values():

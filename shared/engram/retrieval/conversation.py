@@ -92,19 +92,21 @@ def conversation_context(clients: ConversationPorts, world: World, user_id: str,
     recent: list[StoredEvent] = []
     if conversation_id:
         # Only a conversation the user takes part in: naming another user's conversation reads nothing of it.
-        recent = clients.store.conversation_events(world_id, conversation_id, h.context_recent_exchanges * 2,
+        recent = clients.store.conversation_events(world_id, conversation_id, h.context.context_recent_exchanges * 2,
                                                    user_id=user_id)
     chosen: dict[str, StoredEvent] = {e.event_id: e for e in reversed(recent)}  # the latest exchange first
-    vector = query_vector(clients.embedder, user_input, h.query_embedding_cache)
+    vector = query_vector(clients.embedder, user_input, h.retrieval.query_embedding_cache)
     similar = clients.store.semantic_search(world_id, vector, user_id=user_id, kinds=("event",),
-                                            limit=h.context_semantic + len(chosen),
-                                            min_similarity=h.semantic_min_similarity)
-    new = [s.doc_id for s in similar if s.doc_id not in chosen][: h.context_semantic]
+                                            limit=h.context.context_semantic + len(chosen),
+                                            min_similarity=h.retrieval.semantic_min_similarity)
+    new = [s.doc_id for s in similar if s.doc_id not in chosen][: h.context.context_semantic]
     chosen.update({e.event_id: e for e in clients.store.get_events(world_id, new)})
-    important = clients.store.important_events(world_id, user_id, h.context_important + len(chosen))
-    chosen.update({e.event_id: e for e in [e for e in important if e.event_id not in chosen][: h.context_important]})
-    kept = list(chosen.values())[: h.context_max_items]
+    important = clients.store.important_events(world_id, user_id, h.context.context_important + len(chosen))
+    chosen.update({e.event_id: e for e in [e for e in important if e.event_id not in chosen]
+                   [: h.context.context_important]})
+    kept = list(chosen.values())[: h.context.context_max_items]
     web: list[WebResult] = []
-    if clients.web is not None and needs_web_search(user_input, h.web_search_keywords, h.web_search_temporal_words):
-        web = clients.web.search(user_input, h.web_search_max_results)
+    if clients.web is not None and needs_web_search(user_input, h.context.web_search_keywords,
+                                                    h.context.web_search_temporal_words):
+        web = clients.web.search(user_input, h.context.web_search_max_results)
     return ConversationContext(events=sorted(kept, key=lambda e: (e.occurred_at, e.event_id)), web=web)

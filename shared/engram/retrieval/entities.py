@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.model.search import QueryEntity
 from engram.ports.entities import EntityStore
 from engram.rules.mentions import detect_mentions
@@ -25,13 +25,14 @@ def question_entities(clients: QuestionEntityPorts, world_id: str, query: str, u
     for mention in detect_mentions("query", query):
         if mention.kind != "name":
             continue
-        matches = clients.store.match_name(world_id, mention.text, user_id, fuzzy_min=h.fuzzy_min,
-                                           alias_accept=h.alias_accept, limit=h.disambiguation_candidates)
+        matches = clients.store.match_name(world_id, mention.text, user_id, fuzzy_min=h.resolve.fuzzy_min,
+                                           alias_accept=h.resolve.alias_accept,
+                                           limit=h.resolve.disambiguation_candidates)
         exact = [m for m in matches if m.stage == "exact"]
-        aliases = [m for m in matches if m.stage == "alias" and m.score > h.alias_accept]
+        aliases = [m for m in matches if m.stage == "alias" and m.score > h.resolve.alias_accept]
         fuzzy = {m.entity_id: m for m in matches if m.stage == "fuzzy"}
         chosen = exact or aliases or ([*fuzzy.values()] if len(fuzzy) == 1 and
-                                      next(iter(fuzzy.values())).score > h.fuzzy_single_accept else [])
+                                      next(iter(fuzzy.values())).score > h.resolve.fuzzy_single_accept else [])
         for m in chosen:
             found.setdefault(m.entity_id, QueryEntity(entity_id=m.entity_id, name=mention.text, method=m.stage))
     if not found:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.model.search import IndexDocument
 from engram.rules.dates import TimeWindow
 from engram.rules.relevance import effective_confidence, jaccard, propagate, recency, rrf, standardized
@@ -45,14 +45,15 @@ class Scored:
 def relevance(doc: IndexDocument, similarity: float, query_entities: Sequence[str], now: datetime,
               h: Heuristics) -> float:
     """The multi-signal relevance times effective confidence (facts and summaries decay since validated)."""
-    half_life = h.recency_half_life_long_days if doc.kind in _LONG_LIVED else h.recency_half_life_days
+    retrieval = h.retrieval
+    half_life = retrieval.recency_half_life_long_days if doc.kind in _LONG_LIVED else retrieval.recency_half_life_days
     reinforcement = 1.0 - 0.5 ** doc.reinforcements
-    signal = (h.weight_semantic * max(0.0, similarity)
-              + h.weight_entity * jaccard(doc.entity_ids, query_entities)
-              + h.weight_recency * recency(doc.occurred_at, now, half_life)
-              + h.weight_importance * doc.importance
-              + h.weight_reinforcement * reinforcement)
-    confidence = effective_confidence(doc.confidence, doc.validated_at, now, h.decay_half_life_days, 1.0)
+    signal = (retrieval.weight_semantic * max(0.0, similarity)
+              + retrieval.weight_entity * jaccard(doc.entity_ids, query_entities)
+              + retrieval.weight_recency * recency(doc.occurred_at, now, half_life)
+              + retrieval.weight_importance * doc.importance
+              + retrieval.weight_reinforcement * reinforcement)
+    confidence = effective_confidence(doc.confidence, doc.validated_at, now, h.extract.decay_half_life_days, 1.0)
     return signal * confidence
 
 
@@ -61,8 +62,8 @@ def in_time(doc: IndexDocument, windows: Sequence[TimeWindow], h: Heuristics) ->
     halving every `search_time_half_life_days` away from it; 0 with no window or no time."""
     if not windows or doc.occurred_at is None:
         return 0.0
-    distance = min(w.distance_days(doc.occurred_at, h.search_time_slack_days) for w in windows)
-    return 0.5 ** (distance / h.search_time_half_life_days)
+    distance = min(w.distance_days(doc.occurred_at, h.retrieval.search_time_slack_days) for w in windows)
+    return 0.5 ** (distance / h.retrieval.search_time_half_life_days)
 
 
 def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keyword_scores: Mapping[Key, float],
@@ -71,21 +72,22 @@ def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
          speakers: Sequence[str] = (), windows: Sequence[TimeWindow] = ()) -> dict[Key, Scored]:
     """Scores for every candidate in `docs` (the others cannot be shown), best not sorted. `speakers` are
     the users the query names: what they said themselves is favoured (`fusion_speaker_weight`)."""
-    fused = rrf(rankings, weights, h.rrf_k)
+    retrieval = h.retrieval
+    fused = rrf(rankings, weights, retrieval.rrf_k)
     top = max((fused.get(k, 0.0) for k in docs), default=0.0) or 1.0
     lexical = standardized({k: keyword_scores.get(k, 0.0) for k in docs})
     semantic = standardized({k: similarity.get(k, 0.0) for k in docs})
-    share = h.fusion_match_keyword_share
+    share = retrieval.fusion_match_keyword_share
     parts: dict[Key, tuple[float, float, float]] = {}
     for k, doc in docs.items():
         match = share * lexical[k] + (1.0 - share) * semantic[k]
         signal = relevance(doc, similarity.get(k, 0.0), query_entities, now, h)
         parts[k] = (fused.get(k, 0.0) / top, match, signal)
     said = {k for k, doc in docs.items() if doc.kind in _SAID and doc.user_id in speakers}
-    base = {k: h.fusion_rank_weight * r + h.fusion_match_weight * m + h.fusion_signal_weight * s
-            + (h.fusion_speaker_weight if k in said else 0.0)
-            + h.fusion_time_weight * in_time(docs[k], windows, h) for k, (r, m, s) in parts.items()}
+    base = {k: retrieval.fusion_rank_weight * r + retrieval.fusion_match_weight * m + retrieval.fusion_signal_weight * s
+            + (retrieval.fusion_speaker_weight if k in said else 0.0)
+            + retrieval.fusion_time_weight * in_time(docs[k], windows, h) for k, (r, m, s) in parts.items()}
     groups = {k: doc.conversation_id for k, doc in docs.items() if doc.conversation_id}
-    final = propagate(base, neighbours, groups, h.search_neighbour_weight, h.search_session_weight)
+    final = propagate(base, neighbours, groups, retrieval.search_neighbour_weight, retrieval.search_session_weight)
     return {k: Scored(rrf=parts[k][0], match=parts[k][1], signal=parts[k][2], base=base[k], score=final[k])
             for k in docs}

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from engram.config import Heuristics
 from engram.model.entities import Relationship
+from engram.model.heuristics import Heuristics
 from engram.model.search import DocKind, SemanticHit
 from engram.ports.clients import Clients
 
@@ -43,9 +43,10 @@ def entity_weights(clients: GraphBrainPorts, world_id: str, seeds: Sequence[str]
     if not seeds:
         return {}
     weights = dict.fromkeys(seeds, 1.0)
-    for entity_id, hops in clients.store.connected_entities(world_id, seeds, h.graph_depth, h.graph_max_entities,
-                                                            user_id=user_id):
-        weights.setdefault(entity_id, h.graph_hop_decay ** hops)
+    retrieval = h.retrieval
+    for entity_id, hops in clients.store.connected_entities(world_id, seeds, retrieval.graph_depth,
+                                                            retrieval.graph_max_entities, user_id=user_id):
+        weights.setdefault(entity_id, retrieval.graph_hop_decay ** hops)
     return weights
 
 
@@ -55,7 +56,7 @@ def graph_brain(clients: GraphBrainPorts, world_id: str, weights: dict[str, floa
     if not weights:
         return []
     return clients.store.entity_documents(world_id, weights, vector, user_id=user_id, kinds=kinds, limit=limit,
-                                          context_weight=h.search_context_weight)
+                                          context_weight=h.retrieval.search_context_weight)
 
 
 # The traversals below walk the edges `user_id` sees when one is given, every edge of the world otherwise.

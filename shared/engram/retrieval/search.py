@@ -11,9 +11,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Protocol, TypeVar
 
-from engram.config import Heuristics
 from engram.errors import TransientStoreError
 from engram.model.common import utcnow
+from engram.model.heuristics import Heuristics
 from engram.model.search import (
     Brain,
     BrainReport,
@@ -102,8 +102,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     world_id, h = world.world_id, world.heuristics
     kinds = tuple(kinds or SEARCHABLE)
     intent = classify_query(query)
-    weights = h.fusion_weights.get(intent, h.fusion_weights["semantic"])
-    depth = max(h.search_candidates, limit)
+    weights = h.retrieval.fusion_weights.get(intent, h.retrieval.fusion_weights["semantic"])
+    depth = max(h.retrieval.search_candidates, limit)
     windows = time_windows(query, now)
     lexical_query = keyword_query(without_dates(query, windows) if windows and not has_syntax(query) else query)
     timings: dict[str, float] = {}
@@ -111,10 +111,10 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     keyword_f = _timed(timings, "keyword", lambda: clients.index.search(
         world_id, lexical_query, user_id=user_id, kinds=kinds, limit=depth) if lexical_query else [])
     entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
-    vector = query_vector(clients.embedder, query, h.query_embedding_cache)
+    vector = query_vector(clients.embedder, query, h.retrieval.query_embedding_cache)
     semantic_f = _timed(timings, "semantic", lambda: clients.store.semantic_search(
-        world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.search_semantic_candidates, limit),
-        min_similarity=h.semantic_min_similarity, context_weight=h.search_context_weight))
+        world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.retrieval.search_semantic_candidates, limit),
+        min_similarity=h.retrieval.semantic_min_similarity, context_weight=h.retrieval.search_context_weight))
     entities = entities_f.result()
 
     def walk() -> tuple[dict[str, float], list[SemanticHit]]:
@@ -135,12 +135,12 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                 "semantic": [key(s.kind, s.doc_id) for s in semantic],
                 "graph": [key(g.kind, g.doc_id) for g in graph]}
     # The brains' candidates in weighted-RRF order, as many as fusion scores; then the turns around the best.
-    fused = rrf(rankings, weights, h.rrf_k)
-    candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.search_pool, limit)]
+    fused = rrf(rankings, weights, h.retrieval.rrf_k)
+    candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.retrieval.search_pool, limit)]
     # The candidates' documents are read while the turns around the best of them are, with their own documents.
     neighbours_f = _BRAINS.submit(_neighbours, clients, world_id, candidates, vector, h)
     found = clients.store.candidate_documents(world_id, [_ref(k) for k in candidates], vector,
-                                              context_weight=h.search_context_weight)
+                                              context_weight=h.retrieval.search_context_weight)
     neighbours, around = neighbours_f.result()
     found += around
     similarity: dict[Key, float] = {}
@@ -179,7 +179,7 @@ def find_similar(clients: SimilarPorts, world: World, kind: DocKind, doc_id: str
     the world's rows (else nothing) and among those only."""
     world_id, h = world.world_id, world.heuristics
     near = clients.store.similar_to(world_id, kind, doc_id, kinds=tuple(kinds or SEARCHABLE), limit=limit,
-                                    min_similarity=h.semantic_min_similarity, user_id=user_id)
+                                    min_similarity=h.retrieval.semantic_min_similarity, user_id=user_id)
     docs = {key(d.kind, d.doc_id): d for d in clients.store.documents(world_id, [(s.kind, s.doc_id) for s in near])}
     hits = []
     for s in near:
@@ -211,11 +211,13 @@ def _neighbours(clients: SearchPorts, world_id: str, candidates: list[Key], vect
                 h: Heuristics) -> tuple[dict[Key, list[Key]], list[tuple[IndexDocument, float | None]]]:
     """The turns before and after the best fused events (a reply is read with what it answers), and the
     documents of those that are not candidates already."""
-    if h.search_expand_top <= 0 or (h.search_neighbour_weight <= 0 and h.search_session_weight <= 0):
+    retrieval = h.retrieval
+    if retrieval.search_expand_top <= 0 or (retrieval.search_neighbour_weight <= 0
+                                            and retrieval.search_session_weight <= 0):
         return {}, []
-    best = [k for k in candidates if k.startswith("event:")][: h.search_expand_top]
+    best = [k for k in candidates if k.startswith("event:")][: retrieval.search_expand_top]
     adjacent, around = clients.store.adjacent_documents(
-        world_id, [_ref(k)[1] for k in best], vector, context_weight=h.search_context_weight,
+        world_id, [_ref(k)[1] for k in best], vector, context_weight=retrieval.search_context_weight,
         known={_ref(k)[1] for k in candidates if k.startswith("event:")})
     return {key("event", e): [key("event", n) for n in near] for e, near in adjacent.items()}, around
 
@@ -267,18 +269,18 @@ def _serendipity(clients: SearchPorts, world_id: str, reached: dict[str, float],
                  hits: list[SearchHit], h: Heuristics, user_id: str | None) -> list[Suggestion]:
     """Entities near the question's (or else the top hits') that no hit shows, over the edges the user sees:
     worth a look, not ranked."""
-    if h.serendipity_limit <= 0:
+    if h.retrieval.serendipity_limit <= 0:
         return []
     shown = {e for hit in hits for e in hit.entity_ids} | {hit.doc_id for hit in hits if hit.kind == "entity"}
     reason = "related to the entities the query names"
     if not reached:
         seeds = list(dict.fromkeys(e for hit in hits[:3] for e in hit.entity_ids))[:5]
-        reached = {e: h.graph_hop_decay ** hops
-                   for e, hops in clients.store.connected_entities(world_id, seeds, 1, h.graph_max_entities,
+        reached = {e: h.retrieval.graph_hop_decay ** hops
+                   for e, hops in clients.store.connected_entities(world_id, seeds, 1, h.retrieval.graph_max_entities,
                                                                    user_id=user_id)}
         reason = "related to the top results"
     candidates = [e for e in sorted(reached, key=lambda e: reached[e], reverse=True)
-                  if e not in shown and e not in query_entities][: h.serendipity_limit]
+                  if e not in shown and e not in query_entities][: h.retrieval.serendipity_limit]
     if not candidates:
         return []
     by_id = {e.entity_id: e for e in clients.store.get_entities(world_id, candidates)}

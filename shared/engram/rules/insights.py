@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.model.insights import InflectionAssessment, InflectionKind, Intervention, InterventionKind
 from engram.model.signals import Signal
 
@@ -28,20 +28,20 @@ def inflection_checkpoint(turns: int, checked_turn: int, h: Heuristics) -> int |
     """The checkpoint turn to check now: the latest multiple of the interval the conversation has
     reached, when it was not checked yet. A batch that passed several checks only the latest: the
     earlier ones describe a conversation that has moved on."""
-    interval = max(1, h.inflection_interval_turns)
+    interval = max(1, h.insights.inflection_interval_turns)
     checkpoint = turns - turns % interval
     return checkpoint if checkpoint > 0 and checkpoint > checked_turn else None
 
 
 def inflection_counts(assessment: InflectionAssessment, h: Heuristics) -> bool:
     """Only an inflection above the configured confidence counts."""
-    return assessment.kind is not None and assessment.confidence > h.inflection_min_confidence
+    return assessment.kind is not None and assessment.confidence > h.insights.inflection_min_confidence
 
 
 def intervention_due(turns: int, last_intervention_turn: int | None, h: Heuristics) -> bool:
     """At most one intervention every `intervention_cooldown_turns` turns per conversation."""
     return turns >= 1 and (last_intervention_turn is None
-                           or turns - last_intervention_turn >= h.intervention_cooldown_turns)
+                           or turns - last_intervention_turn >= h.insights.intervention_cooldown_turns)
 
 
 # ---------------------------------------------------------------- the offline inflection reading
@@ -80,15 +80,17 @@ def assess_inflection(turn_ids: Sequence[str], signals: Sequence[Signal], h: Heu
 
 
 def _confidence(evidence: int, share: float, h: Heuristics) -> float:
-    raw = h.inflection_base_confidence + h.inflection_evidence_step * evidence + h.inflection_share_weight * share
-    return round(min(h.inflection_max_confidence, raw), 3)
+    offline = h.offline
+    raw = (offline.inflection_base_confidence + offline.inflection_evidence_step * evidence
+           + offline.inflection_share_weight * share)
+    return round(min(offline.inflection_max_confidence, raw), 3)
 
 
 def _research(recent: Sequence[Signal], h: Heuristics) -> _Reading | None:
     """Several complex open questions: time to research in depth."""
     questions = [s for s in recent if s.signal_type == "Question"]
     hard = [s for s in questions if is_complex_question(s.content, h)]
-    if len(hard) < h.inflection_research_min_questions:
+    if len(hard) < h.offline.inflection_research_min_questions:
         return None
     return _Reading(kind="research_depth", evidence=tuple(hard), carriers=tuple(questions), carried="ask a question",
                     topic=hard[-1].content, rationale=f"{len(hard)} complex open questions", rests_on=tuple(hard))
@@ -98,7 +100,7 @@ def _critique(recent: Sequence[Signal], h: Heuristics) -> _Reading | None:
     """A stated position resting on untested assumptions: time to critique them."""
     positions = [s for s in recent if s.signal_type in POSITION_TYPES]
     untested = [s for s in recent if s.signal_type == "Assumption" and s.assumption_status == "untested"]
-    if not positions or len(untested) < h.inflection_critique_min_assumptions:
+    if not positions or len(untested) < h.offline.inflection_critique_min_assumptions:
         return None
     return _Reading(kind="critique_assumptions", evidence=tuple(untested), carriers=tuple(untested),
                     carried="state one", topic=positions[-1].content,
@@ -111,7 +113,7 @@ def _synthesis(recent: Sequence[Signal], signals: Sequence[Signal], h: Heuristic
     decisions = [s for s in recent if s.signal_type == "DecisionIntent"]
     material = [s for s in signals if s.signal_type in MATERIAL_TYPES
                 or (s.signal_type == "Assumption" and s.assumption_status == "confirmed")]
-    if not decisions or len(material) < h.inflection_synthesis_min_material:
+    if not decisions or len(material) < h.offline.inflection_synthesis_min_material:
         return None
     return _Reading(kind="synthesis_decision", evidence=tuple(material), carriers=tuple(decisions),
                     carried="weigh a decision", topic=decisions[-1].content,
@@ -122,9 +124,11 @@ def _synthesis(recent: Sequence[Signal], signals: Sequence[Signal], h: Heuristic
 def is_complex_question(text: str, h: Heuristics) -> bool:
     """Long enough by itself, or asking why, how, what if, about trade-offs or impact."""
     words = len(text.split())
-    if words < h.inflection_question_min_words:
+    offline = h.offline
+    if words < offline.inflection_question_min_words:
         return False
-    return words >= h.inflection_complex_question_words or mentions(text, h.inflection_complex_question_phrases)
+    return (words >= offline.inflection_complex_question_words
+            or mentions(text, offline.inflection_complex_question_phrases))
 
 
 # ---------------------------------------------------------------- interventions
@@ -136,7 +140,7 @@ class InterventionCandidate:
     signal_ids: tuple[str, ...]
 
     def message(self, h: Heuristics) -> str:
-        template = h.intervention_messages.get(self.kind, self.kind.replace("_", " "))
+        template = h.insights.intervention_messages.get(self.kind, self.kind.replace("_", " "))
         return template.replace("{count}", str(len(self.signal_ids)))
 
 
@@ -152,7 +156,7 @@ def detect_intervention(signals: Sequence[Signal], past: Iterable[Intervention],
             open_kinds.add(p.kind)
         else:
             dismissed.setdefault(p.kind, set()).update(p.signal_ids)
-    for kind in h.intervention_kinds:
+    for kind in h.insights.intervention_kinds:
         if kind in open_kinds:
             continue
         spent = dismissed.get(kind, set())
@@ -164,20 +168,20 @@ def detect_intervention(signals: Sequence[Signal], past: Iterable[Intervention],
 
 def _open_questions(signals: Sequence[Signal], _recent: Sequence[str], h: Heuristics) -> list[Signal]:
     questions = [s for s in signals if s.signal_type == "Question"]
-    return questions if len(questions) >= h.intervention_min_open_questions else []
+    return questions if len(questions) >= h.insights.intervention_min_open_questions else []
 
 
 def _unvalidated_assumptions(signals: Sequence[Signal], _recent: Sequence[str], h: Heuristics) -> list[Signal]:
     untested = [s for s in signals if s.signal_type == "Assumption" and s.assumption_status == "untested"]
-    return untested if len(untested) >= h.intervention_min_untested_assumptions else []
+    return untested if len(untested) >= h.insights.intervention_min_untested_assumptions else []
 
 
 def _case_structure(signals: Sequence[Signal], _recent: Sequence[str], h: Heuristics) -> list[Signal]:
     """A decision, the options it weighs and the constraints it is bound by."""
     decisions = {s.signal_id for s in signals if s.signal_type == "DecisionIntent"}
-    options = {s.signal_id for s in signals if mentions(s.content, h.intervention_case_option_phrases)}
+    options = {s.signal_id for s in signals if mentions(s.content, h.insights.intervention_case_option_phrases)}
     constraints = {s.signal_id for s in signals if s.signal_type == "Constraint"}
-    if not decisions or len(options) < h.intervention_case_min_options or not constraints:
+    if not decisions or len(options) < h.insights.intervention_case_min_options or not constraints:
         return []
     return [s for s in signals if s.signal_id in decisions | options | constraints]
 
@@ -186,8 +190,8 @@ def _high_density(signals: Sequence[Signal], recent: Sequence[str], h: Heuristic
     """Many signals in the last few turns."""
     turns = set(recent)
     dense = [s for s in signals if s.event_id in turns]
-    if not turns or len(dense) < h.intervention_density_min_signals \
-            or len(dense) / len(turns) < h.intervention_density_per_turn:
+    if not turns or len(dense) < h.insights.intervention_density_min_signals \
+            or len(dense) / len(turns) < h.insights.intervention_density_per_turn:
         return []
     return dense
 

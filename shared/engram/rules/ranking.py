@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 from engram.rules.relevance import recency
 
 
@@ -22,12 +22,13 @@ class CandidateEvidence:
 
 def candidate_score(evidence: CandidateEvidence, now: datetime, h: Heuristics) -> float:
     """0.4 alias confidence + 0.2 recency + 0.2 usage + 0.2 source with the default weights; each signal in [0, 1]."""
-    usage = evidence.mentions / (evidence.mentions + h.rank_usage_half_count) if evidence.mentions > 0 else 0.0
-    source = h.rank_source_weights.get(evidence.source, min(h.rank_source_weights.values(), default=0.0))
-    return (h.rank_weight_alias * evidence.match
-            + h.rank_weight_recency * recency(evidence.last_seen, now, h.rank_recency_half_life_days)
-            + h.rank_weight_usage * usage
-            + h.rank_weight_source * source)
+    rank = h.resolve
+    usage = evidence.mentions / (evidence.mentions + rank.rank_usage_half_count) if evidence.mentions > 0 else 0.0
+    source = rank.rank_source_weights.get(evidence.source, min(rank.rank_source_weights.values(), default=0.0))
+    return (rank.rank_weight_alias * evidence.match
+            + rank.rank_weight_recency * recency(evidence.last_seen, now, rank.rank_recency_half_life_days)
+            + rank.rank_weight_usage * usage
+            + rank.rank_weight_source * source)
 
 
 def rank_candidates(evidence: Sequence[CandidateEvidence], now: datetime, h: Heuristics) -> list[tuple[str, float]]:

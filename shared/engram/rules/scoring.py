@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engram.config import Heuristics
+from engram.model.heuristics import Heuristics
 
 
 @lru_cache(maxsize=64)
@@ -16,7 +16,7 @@ def _keywords_pattern(keywords: tuple[str, ...]) -> re.Pattern[str]:
 
 def importance(content: str, content_type: str, h: Heuristics) -> float:
     """Base score for the content type, + the boost when a keyword occurs (case-insensitive), capped."""
-    score = h.base_importance.get(content_type, h.base_importance["default"])
-    if h.importance_keywords and _keywords_pattern(tuple(h.importance_keywords)).search(content):
-        score += h.importance_keyword_boost
-    return round(max(0.0, min(h.importance_cap, score)), 4)
+    score = h.ingest.base_importance.get(content_type, h.ingest.base_importance["default"])
+    if h.ingest.importance_keywords and _keywords_pattern(tuple(h.ingest.importance_keywords)).search(content):
+        score += h.ingest.importance_keyword_boost
+    return round(max(0.0, min(h.ingest.importance_cap, score)), 4)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
-from engram.config import Heuristics
 from engram.model.events import StoredEvent
+from engram.model.heuristics import Heuristics
 from engram.model.signals import SignalCursor, SignalType
 from engram.rules.classify import classify
 
@@ -35,11 +35,11 @@ def trigger_reason(*, first_message: bool, text: str, turns_since: int, chars_si
     count the turns since the last extraction, this one included."""
     if first_message:
         return "first_message"
-    if has_trigger_phrase(text, h.signal_trigger_phrases):
+    if has_trigger_phrase(text, h.signals.signal_trigger_phrases):
         return "trigger_phrase"
-    if turns_since >= h.signal_min_turns and chars_since >= h.signal_min_chars:
+    if turns_since >= h.signals.signal_min_turns and chars_since >= h.signals.signal_min_chars:
         return "turns_and_chars"
-    if turns_since >= h.signal_force_after_turns:
+    if turns_since >= h.signals.signal_force_after_turns:
         return "forced"
     return None
 
@@ -78,7 +78,7 @@ def plan_signals(world_id: str, conversation_id: str, cursor: SignalCursor | Non
     windows: list[SignalWindow] = []
     revisit: list[str] = []
     seen: set[str] = set()
-    turns = sorted((e for e in events if e.role in h.signal_roles and e.conversation_id == conversation_id),
+    turns = sorted((e for e in events if e.role in h.signals.signal_roles and e.conversation_id == conversation_id),
                    key=lambda e: (e.occurred_at, e.event_id))
     for event in turns:
         if event.event_id in seen:
@@ -151,18 +151,18 @@ def sentences(text: str) -> list[str]:
 
 def classify_sentence(sentence: str, h: Heuristics) -> SignalCandidate | None:
     """The one signal a sentence carries, or None (greetings, acknowledgements, fragments)."""
-    text = " ".join(_plain(sentence).split())[: h.signal_max_chars]
+    text = " ".join(_plain(sentence).split())[: h.signals.signal_max_chars]
     if not text or classify(text) in ("greeting", "confirmation"):
         return None
     if _DECISION.search(text):
-        return SignalCandidate("DecisionIntent", text, h.signal_marker_confidence)
+        return SignalCandidate("DecisionIntent", text, h.signals.signal_marker_confidence)
     if text.endswith("?") or _OPEN_QUESTION.search(text):
-        return SignalCandidate("Question", text, h.signal_marker_confidence)
+        return SignalCandidate("Question", text, h.signals.signal_marker_confidence)
     for signal_type, pattern in _MARKED:
         if pattern.search(text):
-            return SignalCandidate(signal_type, text, h.signal_marker_confidence)
-    if len(text.split()) >= h.signal_claim_min_words and _ASSERTIVE.search(text):
-        return SignalCandidate("Claim", text, h.signal_claim_confidence)
+            return SignalCandidate(signal_type, text, h.signals.signal_marker_confidence)
+    if len(text.split()) >= h.signals.signal_claim_min_words and _ASSERTIVE.search(text):
+        return SignalCandidate("Claim", text, h.signals.signal_claim_confidence)
     return None
 
 

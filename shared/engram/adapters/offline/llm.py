@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from engram.adapters.offline.coreference import CoreferenceRules, link_reference
 from engram.adapters.offline.research import clauses, coverage
 from engram.adapters.offline.statements import SELF, statements
-from engram.config import DEFAULT_HEURISTICS, Heuristics
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
+from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, QuestionSignal, Source, SourceKind
@@ -56,8 +56,8 @@ class OfflineLLM:
     def __init__(self, heuristics: Heuristics = DEFAULT_HEURISTICS) -> None:
         h = self.heuristics = heuristics
         self.coreference_rules = CoreferenceRules(
-            relation=h.offline_coreference_relation, unique=h.offline_coreference_unique,
-            recent=h.offline_coreference_recent, max_distance_events=h.coreference_max_distance_events)
+            relation=h.offline.offline_coreference_relation, unique=h.offline.offline_coreference_unique,
+            recent=h.offline.offline_coreference_recent, max_distance_events=h.offline.coreference_max_distance_events)
 
     def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
                 references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
@@ -161,7 +161,7 @@ class OfflineLLM:
     def detect_inflection(self, messages: Sequence[WindowEvent], signals: Sequence[Signal], *,
                           h: Heuristics) -> LLMReply[InflectionAssessment]:
         """The inflection rules over the window's turns and the conversation's signals."""
-        turns = [m.event_id for m in messages if m.role in h.signal_roles]
+        turns = [m.event_id for m in messages if m.role in h.signals.signal_roles]
         return LLMReply(assess_inflection(turns, signals, h), _NO_USAGE, NAME)
 
     def plan_research(self, context: QueryContext, *, max_sub_questions: int) -> LLMReply[ResearchPlan]:

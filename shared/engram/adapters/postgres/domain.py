@@ -15,8 +15,9 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.adapters.postgres.base import normalize_name
+from engram.config import DomainTable, DomainTables
 from engram.errors import ConfigurationError, TransientStoreError
-from engram.model.entities import DomainMatch, DomainSource, DomainTable, DomainTables
+from engram.model.entities import DomainMatch, DomainSource
 from engram.observability import logger
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from engram.app.compose import get_clients
 from engram.enrichment import extract as extraction
+from engram.enrichment import indexing
 from engram.observability import logger, metrics, tracer
 
 
@@ -45,5 +46,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if isinstance(step, Extract):
         return {**ids, **extraction.extract_events(clients, clients.world(step.world_id), step.event_ids)}
     if isinstance(step, Index):
-        return {**ids, "indexed": extraction.index_pending(clients, step.world_id, step.event_ids)}
-    return {**ids, **extraction.mark_failed(clients, step.world_id, step.event_ids, step.error)}
+        return {**ids, "indexed": indexing.index_pending(clients, step.world_id, step.event_ids)}
+    return {**ids, **indexing.mark_failed(clients, step.world_id, step.event_ids, step.error)}

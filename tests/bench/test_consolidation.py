@@ -23,7 +23,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engram.consolidation.run import consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest

@@ -27,7 +27,8 @@ import pytest
 
 from engram.adapters.anthropic import _tool
 from engram.bench.extraction import ExtractionSet, generate
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.entities import EntitySighting

@@ -13,7 +13,8 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.events import EVENT_COLUMNS
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest, StoredEvent

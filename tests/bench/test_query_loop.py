@@ -26,7 +26,8 @@ from typing import TypeVar
 import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.common import new_id, utcnow

@@ -32,7 +32,8 @@ def test_events_are_accepted_with_scores_and_a_query_is_answered_with_sources(ap
     body = accepted.json()
     assert body["accepted"] == 1 and body["events"][0]["importance"] == pytest.approx(0.6)
     from engram.app.compose import get_clients
-    from engram.enrichment.extract import extract_events, index_pending
+    from engram.enrichment.extract import extract_events
+    from engram.enrichment.indexing import index_pending
     from engram.enrichment.resolve import resolve_events
 
     c = get_clients()

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from engram.consolidation.run import Plan, consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.common import utcnow

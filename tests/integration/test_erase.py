@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engram.adapters.postgres.erase import CLEARED_ELSEWHERE, KEPT, USER_TABLES
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.memory.erase import erase_user

@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.memory.erase import erase_user
 from engram.model.entities import EntitySighting

@@ -18,7 +18,8 @@ import psycopg
 import pytest
 
 from engram.consolidation.run import consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.errors import NotFound
 from engram.memory.erase import erase_user

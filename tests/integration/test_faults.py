@@ -21,7 +21,8 @@ import pytest
 from osmem_server import OsmemServer
 
 from engram.adapters.opensearch_index import OpenSearchIndex
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.errors import TransientStoreError

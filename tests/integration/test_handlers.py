@@ -37,7 +37,8 @@ def _call(function: str, event: dict[str, object]) -> tuple[int, dict[str, objec
 def test_ingest_accepts_the_sample_batch_and_api_answers_the_sample_question_from_it(installed: Clients) -> None:
     status, body = _call("ingest", load_event("api/post_events.json"))
     assert status == 202 and body["accepted"] == 1
-    from engram.enrichment.extract import extract_events, index_pending
+    from engram.enrichment.extract import extract_events
+    from engram.enrichment.indexing import index_pending
     from engram.enrichment.resolve import resolve_events
 
     resolve_events(installed, installed.world("demo"), ["sample-1"])

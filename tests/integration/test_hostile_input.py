@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from engram.app.compose import get_clients
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.ports.clients import Clients
 from tests.asgi import api_client

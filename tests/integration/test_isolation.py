@@ -27,7 +27,8 @@ from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.postgres.migrations import world_tables
 from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.config import Settings, get_settings
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.errors import CapabilityRejected
 from engram.model.context import QueryContext

@@ -14,7 +14,8 @@ from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.adapters.tantivy_index import TantivyIndex
 from engram.app.factory import build_index
 from engram.config import Settings
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.errors import ConfigurationError

@@ -18,7 +18,8 @@ import psycopg
 import pytest
 
 from engram.adapters.anthropic import AnthropicLLM
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events, user_entity
 from engram.model.events import IngestRequest

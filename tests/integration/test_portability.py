@@ -17,7 +17,8 @@ import pytest
 from engram.adapters.postgres.portability import USER_FILTERS
 from engram.config import Settings
 from engram.consolidation.run import consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.memory.portability import export_page, import_document, merge_pages

@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest

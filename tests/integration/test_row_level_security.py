@@ -12,7 +12,8 @@ import pytest
 from psycopg import sql
 
 from engram.adapters.postgres.migrations import WORLD_POLICIES, secure_world_tables, world_tables
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest

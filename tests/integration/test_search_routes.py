@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from engram.enrichment.extract import extract_events, index_pending
+from engram.enrichment.extract import extract_events
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.ports.clients import Clients
 from tests.asgi import api_client

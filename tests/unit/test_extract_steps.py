@@ -8,13 +8,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.enrichment.extract import (
-    ExtractPorts,
-    IndexingPorts,
-    extract_events,
-    index_pending,
-    mark_failed,
-)
+from engram.enrichment.extract import ExtractPorts, extract_events
+from engram.enrichment.indexing import IndexingPorts, index_pending, mark_failed
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events, user_entity
 from engram.errors import ExtractionRejected

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.enrichment.extract import index_pending
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
 from engram.memory.erase import erase_user
 from engram.model.entities import EntitySighting

@@ -20,7 +20,8 @@ class InlineWorkflows:
         self.clients: Clients | None = None
 
     def start_enrichment(self, world_id: str, event_ids: Sequence[str], enrichment_id: str) -> str:
-        from engram.enrichment.extract import extract_events, index_pending
+        from engram.enrichment.extract import extract_events
+        from engram.enrichment.indexing import index_pending
         from engram.enrichment.resolve import resolve_events
 
         assert self.clients is not None
@@ -44,7 +45,7 @@ class InlineWorkflows:
         run = plan(clients, clients.world(world_id) if world_id else None)
         results = [consolidate_scope(clients, clients.world(scope.world_id), scope) for scope in run.scopes]
         finish_run(self.clients, run.run_id, results)
-        from engram.enrichment.extract import index_pending
+        from engram.enrichment.indexing import index_pending
 
         for world in {s.world_id for s in run.scopes}:
             index_pending(self.clients, world)

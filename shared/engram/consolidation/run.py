@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from engram.enrichment.extract import index_pending
+from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import sweep_stalled
 from engram.memory.lifecycle import explained
 from engram.model.common import new_id, stable_id, utcnow

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.enrichment.extract import _embed_events, index_pending, relate_fact
+from engram.enrichment.facts import relate_fact
+from engram.enrichment.indexing import embed_events, index_pending
 from engram.enrichment.ingest import _start_batches
 from engram.model.common import utcnow
 from engram.model.events import Erasure
@@ -35,8 +36,8 @@ def erase_user(clients: Clients, world: World, user_id: str) -> Erasure:
     _reweigh(clients, world_id, rows.facts_restated, h)
     _reconnect(clients, world_id, rows.facts_restored)
     if rows.events_to_embed:
-        _embed_events(clients, world_id, sorted(clients.store.get_events(world_id, rows.events_to_embed),
-                                                key=lambda e: (e.occurred_at, e.event_id)), h)
+        embed_events(clients, world_id, sorted(clients.store.get_events(world_id, rows.events_to_embed),
+                                               key=lambda e: (e.occurred_at, e.event_id)), h)
     index_pending(clients, world_id)  # the documents that changed (an entity's aliases, a fact active again)
     if rows.events_to_enrich:
         _start_batches(clients, [(world_id, event_id) for event_id in rows.events_to_enrich], h)

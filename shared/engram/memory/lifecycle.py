@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from engram.enrichment.extract import relate_fact
+from engram.enrichment.facts import relate_fact
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.model.common import utcnow
 from engram.model.heuristics import Heuristics

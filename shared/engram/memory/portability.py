@@ -412,7 +412,7 @@ def _restored(kind: RecordKind, row: dict[str, Any], *, keep_vectors: bool) -> d
 def embed_missing(clients: Clients, world_id: str, ids_by_kind: dict[str, list[str]], *, batch: int = 256) -> int:
     """Vectors for imported rows that came without one (another embedder, or an export without vectors), made
     as enrichment and consolidation make them. Entities get theirs when the index step reads their document."""
-    from engram.enrichment.extract import _embed_events  # one definition of what an event's two vectors read
+    from engram.enrichment.indexing import embed_events  # one definition of what an event's two vectors read
 
     done, h = 0, clients.world(world_id).heuristics  # read after the import wrote the world's config
     for name, ids in ids_by_kind.items():
@@ -423,7 +423,7 @@ def embed_missing(clients: Clients, world_id: str, ids_by_kind: dict[str, list[s
             part = missing[start:start + batch]
             if name == "event":
                 events = sorted(clients.store.get_events(world_id, list(part)), key=lambda e: e.occurred_at)
-                _embed_events(clients, world_id, events, h)
+                embed_events(clients, world_id, events, h)
             else:
                 texts = clients.store.vector_texts(world_id, KINDS[name], part)
                 vectors = clients.embedder.embed([texts[i] for i in part])

@@ -1,0 +1,259 @@
+"""The fact lifecycle: a triple the model read becomes a fact that is created, reinforced, superseded or put in
+conflict (by the rules, or left to the user), and a fact whose object is an entity an edge of the graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from engram.enrichment.resolve import ResolutionScope, ResolvePorts, ResolveStore, resolve_name
+from engram.errors import ExtractionRejected
+from engram.model.common import new_id, stable_id
+from engram.model.entities import EntityAlias, RecordedMention, Relationship
+from engram.model.events import StoredEvent
+from engram.model.heuristics import Heuristics
+from engram.model.memories import ConfidenceFactors, ConflictKind, MemoryConflict, SemanticMemory
+from engram.observability import logger
+from engram.ports import LLM, DomainDatabase, Embedder, ExtractedTriple, KnownFact, Usage
+from engram.rules.classify import classify
+from engram.rules.confidence import initial_factors, reinforced, stored_confidence
+from engram.rules.conflicts import Side, decide
+from engram.rules.mentions import PRONOUNS
+
+
+class FactStore(ResolveStore, Protocol):
+    """What the fact lifecycle reads and writes: resolution's entities (for a triple's names), and the facts
+    (of `MemoryStore`), each step recorded with its conflicts and index outbox rows."""
+
+    def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
+                   statuses: Sequence[str] = ("active",), *, user_id: str | None = None) -> list[SemanticMemory]: ...
+    def record_facts(self, world_id: str, created: Sequence[tuple[SemanticMemory, Sequence[float] | None]],
+                     updated: Sequence[SemanticMemory], conflicts: Sequence[MemoryConflict]) -> None: ...
+
+
+class FactPorts(Protocol):
+    """The ports the fact lifecycle uses: the model for cross-predicate conflicts, the embedder for a fact's
+    vector, the domain database for resolution's last stage."""
+
+    @property
+    def store(self) -> FactStore: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def domain(self) -> DomainDatabase | None: ...
+
+
+def count_call(counts: dict[str, int], usage: Usage) -> None:
+    """One call through the model port; its requests (a retry of invalid output is a second) and tokens."""
+    counts["model_calls"] = counts.get("model_calls", 0) + 1
+    counts["model_requests"] = counts.get("model_requests", 0) + usage.calls
+    counts["input_tokens"] = counts.get("input_tokens", 0) + usage.input_tokens
+    counts["output_tokens"] = counts.get("output_tokens", 0) + usage.output_tokens
+
+
+def fact_text(triple: ExtractedTriple) -> str:
+    """What a fact's vector is made of: subject, predicate in words, object."""
+    return f"{triple.subject} {triple.predicate.replace('_', ' ')} {triple.object}"
+
+
+def _same_value(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
+                  now: datetime, counts: dict[str, int], names: MentionNames, *,
+                  vector: Sequence[float] | None = None) -> SemanticMemory | None:
+    """The lifecycle of one triple: the same value reinforces; a different value of a single-valued predicate
+    is a conflict the rules settle or leave to the user; otherwise a new fact. Returns the fact this event
+    stated (None when its subject is no entity). Each step is one transaction, outbox included."""
+    store = clients.store
+    cap = h.extract.max_confidence
+    subject_id = names.entity_for(clients, event, triple.subject)
+    if subject_id is None:
+        return None
+    object_id = names.entity_for(clients, event, triple.object) if triple.object_is_entity else None
+    speaker_id = names.scope.user_entity_id(clients, event.user_id)
+    if triple.predicate == "name" and subject_id == speaker_id:
+        store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
+                                    user_id=None, confidence=min(cap, triple.confidence), source="user",
+                                    origin_event_id=event.event_id))
+    # Each user's facts live their own lifecycle: another user's words neither reinforce nor supersede them.
+    known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
+                             user_id=event.user_id)
+    for f in known:
+        if event.event_id in f.source_event_ids and _same_value(f.object_value, triple.object):
+            if f.status == "active" and f.object_entity_id is not None:
+                relate_fact(clients, f, event.event_id, now)  # a re-run: make sure the edge stands, change nothing else
+            return f
+    active = [f for f in known if f.status == "active"]
+    same = [f for f in active if _same_value(f.object_value, triple.object)]
+    if same:
+        fact = same[0]
+        fact.factors = reinforced(fact.factors or ConfidenceFactors(base=fact.confidence), cap,
+                                  h.extract.reinforce_gain)
+        fact.confidence = stored_confidence(fact.factors, cap)
+        fact.reinforcement_count += 1
+        fact.source_event_ids = [*fact.source_event_ids, event.event_id]
+        fact.last_validated_at = max(fact.last_validated_at, event.occurred_at)
+        store.record_facts(world_id, [], [fact], [])
+        counts["facts_reinforced"] += 1
+        if fact.object_entity_id is not None:  # the edge stands as sure as its fact
+            relate_fact(clients, fact, event.event_id, now)
+        return fact
+    factors = initial_factors(triple.confidence, "user" if subject_id == speaker_id else "reported",
+                              h.extract.fact_source_weights, cap)
+    fact = SemanticMemory(
+        world_id=world_id, memory_id=stable_id("sem", world_id, subject_id, triple.predicate,
+                                                 triple.object.lower(), event.event_id),
+        user_id=event.user_id, subject_entity_id=subject_id, predicate=triple.predicate,
+        object_value=triple.object, object_entity_id=object_id, confidence=stored_confidence(factors, cap),
+        source_event_ids=[event.event_id], valid_from=triple.valid_from or event.occurred_at,
+        created_at=now, last_validated_at=event.occurred_at, factors=factors,
+    )
+    if vector is None:
+        [vector] = clients.embedder.embed([fact_text(triple)])
+    superseded: list[SemanticMemory] = []
+    conflicts: list[MemoryConflict] = []
+    if triple.predicate in h.extract.single_valued_predicates:
+        correction = classify(event.content) == "correction"
+        for old in active:
+            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now)
+            conflicts.append(conflict)
+            if loser is old:
+                superseded.append(old)
+            if fact.status != "active":
+                break  # the new value lost: the others it differs from stand as they are
+    store.record_facts(world_id, [(fact, vector)], superseded, conflicts)
+    counts["facts_created"] += 1
+    counts["conflicts"] += len(conflicts)
+    counts["conflicts_open"] = counts.get("conflicts_open", 0) + sum(c.status == "open" for c in conflicts)
+    for old in superseded:
+        store.drop_relationship_source(world_id, old.memory_id)
+    if object_id is not None and fact.status == "active":
+        relate_fact(clients, fact, event.event_id, now)
+    return fact
+
+
+def cross_predicate_conflicts(clients: FactPorts, world_id: str, stated: list[SemanticMemory],
+                               by_id: dict[str, StoredEvent], h: Heuristics, now: datetime,
+                               counts: dict[str, int]) -> None:
+    """Facts with different predicates that cannot both hold ("prefers email", "hates electronic
+    communication"): asked of the model once per window, and only when a subject it stated facts about
+    has other active facts. A rejected check leaves the facts as they are (nothing is lost)."""
+    store = clients.store
+    stated = [f for f in stated if f.status == "active"]
+    stated_ids = {f.memory_id for f in stated}
+    single_valued = h.extract.single_valued_predicates
+    others: dict[str, list[SemanticMemory]] = {}
+    for subject_id in dict.fromkeys(f.subject_entity_id for f in stated):
+        own = {f.predicate for f in stated if f.subject_entity_id == subject_id}
+        speakers = sorted({f.user_id for f in stated if f.subject_entity_id == subject_id})
+        rest = [f for user_id in speakers for f in store.find_facts(world_id, subject_id, user_id=user_id)
+                if f.memory_id not in stated_ids and not (f.predicate in own and f.predicate in single_valued)]
+        if rest:
+            others[subject_id] = rest[-h.extract.cross_conflict_max_facts:]
+    if not others:
+        return
+    candidates = [f for f in stated if f.subject_entity_id in others]
+    subjects = {e.entity_id: e.name for e in store.get_entities(world_id, list(others))}
+    known = [f for facts in others.values() for f in facts]
+    by_memory = {f.memory_id: f for f in [*candidates, *known]}
+
+    def shown(f: SemanticMemory) -> KnownFact:
+        return KnownFact(memory_id=f.memory_id, subject=subjects.get(f.subject_entity_id, f.subject_entity_id),
+                         predicate=f.predicate, object=f.object_value)
+
+    try:
+        reply = clients.llm.find_conflicts([shown(f) for f in candidates], [shown(f) for f in known])
+    except ExtractionRejected as exc:
+        counts["conflict_checks_rejected"] = counts.get("conflict_checks_rejected", 0) + 1
+        logger.warning("cross-predicate conflict check rejected", extra={"world_id": world_id, "error": str(exc)})
+        return
+    count_call(counts, reply.usage)
+    seen: set[frozenset[str]] = set()
+    for pair in reply.value.conflicts:
+        new, old = by_memory.get(pair.memory_id), by_memory.get(pair.conflicting_memory_id)
+        key = frozenset((pair.memory_id, pair.conflicting_memory_id))
+        # Only pairs of the facts offered, a new one among them, about one subject, of one user, each pair once.
+        if (new is None or old is None or new is old or key in seen or new.subject_entity_id != old.subject_entity_id
+                or new.user_id != old.user_id):
+            continue
+        if new.memory_id not in stated_ids:
+            new, old = old, new
+        if new.memory_id not in stated_ids or new.status != "active" or old.status != "active":
+            continue
+        seen.add(key)
+        event = by_id.get(new.source_event_ids[-1])
+        correction = event is not None and classify(event.content) == "correction"
+        loser, conflict = _settle(old, new, "cross_predicate", correction, h, now,
+                                  reason=pair.reason or None)
+        store.record_facts(world_id, [], [loser] if loser is not None else [], [conflict])
+        if loser is not None:
+            store.drop_relationship_source(world_id, loser.memory_id)
+        counts["conflicts"] += 1
+        counts["conflicts_open"] = counts.get("conflicts_open", 0) + (conflict.status == "open")
+
+
+def relate_fact(clients: FactPorts, fact: SemanticMemory, event_id: str, now: datetime) -> None:
+    """A fact whose object is an entity is an edge of the graph: typed by its predicate, as sure as the fact,
+    pointing back at the fact (and the event) it stands for."""
+    assert fact.object_entity_id is not None
+    clients.store.upsert_relationship(Relationship(
+        world_id=fact.world_id, relationship_id=new_id("rel"), source_entity_id=fact.subject_entity_id,
+        relation=fact.predicate, target_entity_id=fact.object_entity_id, confidence=fact.confidence,
+        evidence_event_ids=[event_id], created_at=now, source_memory_ids=[fact.memory_id]))
+
+
+def _side(fact: SemanticMemory, is_correction: bool = False) -> Side:
+    return Side(confidence=fact.confidence, source=fact.factors.source if fact.factors else "user",
+                valid_at=fact.valid_from or fact.created_at, is_correction=is_correction)
+
+
+def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_correction: bool, h: Heuristics,
+            now: datetime, *, reason: str | None = None) -> tuple[SemanticMemory | None, MemoryConflict]:
+    """Two facts that cannot both hold, settled by the rules (engram.rules.conflicts): the loser is superseded,
+    never deleted; with no rule to decide both stay active and the conflict waits for the user. Returns the
+    loser (None when open) and the conflict record. Mutates the loser."""
+    decision = decide(_side(old), _side(new, is_correction), confidence_gap=h.extract.conflict_confidence_gap,
+                      recency_gap_days=h.extract.conflict_recency_gap_days)
+    what = reason or f"'{old.object_value}' and '{new.object_value}' for {old.predicate}"
+    conflict = MemoryConflict(
+        world_id=old.world_id, conflict_id=stable_id("cfl", old.world_id, old.memory_id, new.memory_id),
+        memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="open", strategy=decision.strategy,
+        reason=f"{what}: {decision.reason}", created_at=now, kind=kind)
+    if decision.winner is None:
+        return None, conflict
+    winner, loser = (new, old) if decision.winner == "new" else (old, new)
+    loser.status = "superseded"
+    # The old value held until the new one became true; a new value that lost was never believed.
+    loser.valid_to = winner.valid_from if loser is old and winner.valid_from else now
+    conflict.status, conflict.winner_memory_id, conflict.resolved_by, conflict.resolved_at = \
+        "resolved", winner.memory_id, "rules", now
+    return loser, conflict
+
+
+class MentionNames:
+    """Names in triples to entities: the speaker; else what the resolve step (or the coreference just made)
+    decided for those very words in that event, user settlements included; else the cascade."""
+
+    def __init__(self, scope: ResolutionScope, mentions: Sequence[RecordedMention]) -> None:
+        self.scope = scope
+        self.by_event: dict[tuple[str, str], str | None] = {}
+        for m in mentions:
+            self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
+
+    def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str) -> str | None:
+        if name == event.user_id:
+            return self.scope.user_entity_id(clients, event.user_id)
+        key = (event.event_id, name.lower())
+        if key in self.by_event:
+            return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
+        if name.lower() in PRONOUNS:
+            return None  # never an entity named "She"
+        found = resolve_name(clients, self.scope, name, event.user_id, origin_event_id=event.event_id)
+        if found.learned is not None:
+            clients.store.add_alias(found.learned)
+        return found.entity_id

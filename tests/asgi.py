@@ -9,8 +9,8 @@ import anyio
 import httpx
 
 from engram.app.compose import set_clients
+from engram.app.inline import InlineWorkflows
 from engram.ports.clients import Clients
-from tests.fakes.workflows import InProcessWorkflows
 
 
 class _Bridge(httpx.BaseTransport):
@@ -30,12 +30,11 @@ class _Bridge(httpx.BaseTransport):
 
 @contextmanager
 def api_client(clients: Clients) -> Iterator[httpx.Client]:
-    """A client of the HTTP API whose queries run the loop's steps in process (InProcessWorkflows)."""
+    """A client of the HTTP API whose queries run the loop's steps in process (InlineWorkflows); the enrichment
+    and consolidation it starts are left to the test."""
     from engram.local.server import build_app
 
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     set_clients(clients)
     try:
         with httpx.Client(transport=_Bridge(httpx.ASGITransport(app=build_app())),  # type: ignore[arg-type]

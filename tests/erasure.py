@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 
-from engram.consolidation.run import consolidate_scope, finish_run, plan
 from engram.enrichment.ingest import ingest_events
 from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
@@ -27,13 +26,6 @@ def ingest(clients: Clients, world: str, user: str, conversation: str, lines: Se
          "role": "user", "content": text, "occurred_at": (start + timedelta(minutes=i)).isoformat()}
         for i, text in enumerate(lines)]})
     return [e.event_id for e in ingest_events(clients, clients.world(world), batch).events]
-
-
-def consolidate(clients: Clients, world: str) -> dict[str, Any]:
-    """One consolidation run as engram-consolidation drives it."""
-    run = plan(clients, clients.world(world))
-    results = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.scopes]
-    return finish_run(clients, run.run_id, results, [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds])
 
 
 def stored_rows(clients: Clients, world: str) -> dict[str, list[str]]:

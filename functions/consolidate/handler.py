@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from engram.app.compose import get_clients
 from engram.consolidation import run as consolidation
+from engram.model.steps import RunTotals
 from engram.observability import logger, metrics, tracer
+from engram.ports.clients import Clients
 
 
 class _Step(BaseModel):
@@ -41,11 +43,17 @@ Step = TypeAdapter(Annotated[PlanStep | ScopeStep | FinishStep, Field(discrimina
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step = Step.validate_python(event)
-    clients = get_clients()
-    if isinstance(step, PlanStep):
-        world = clients.world(step.world_id) if step.world_id else None
-        return consolidation.plan(clients, world).model_dump(mode="json")
-    if isinstance(step, ScopeStep):
-        scope = consolidation.Scope.model_validate(step.model_dump(include=set(consolidation.Scope.model_fields)))
-        return consolidation.consolidate_scope(clients, clients.world(scope.world_id), scope).model_dump(mode="json")
-    return consolidation.finish_run(clients, step.run_id, step.results, step.upkeep)
+    return run_step(get_clients(), step).model_dump(mode="json")
+
+
+def run_step(clients: Clients, step: PlanStep | ScopeStep | FinishStep
+             ) -> consolidation.Plan | consolidation.ScopeResult | RunTotals:
+    """One step: the World resolved once where the step has one (a run over every world has none), one use
+    case called."""
+    match step:
+        case PlanStep():
+            return consolidation.plan(clients, clients.world(step.world_id) if step.world_id else None)
+        case ScopeStep():  # the step is the scope it names
+            return consolidation.consolidate_scope(clients, clients.world(step.world_id), step)
+        case FinishStep():
+            return RunTotals.model_validate(consolidation.finish_run(clients, step.run_id, step.results, step.upkeep))

@@ -5,30 +5,25 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from engram.app.compose import get_clients
 from engram.enrichment import extract as extraction
 from engram.enrichment import indexing
+from engram.model.steps import Batch, Extracted, Indexed, MarkedFailed
 from engram.observability import logger, metrics, tracer
+from engram.ports.clients import Clients
 
 
-class _Batch(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    world_id: str
-    enrichment_id: str | None = None
-    event_ids: list[str]
-
-
-class Extract(_Batch):
+class Extract(Batch):
     action: Literal["extract"]
 
 
-class Index(_Batch):
+class Index(Batch):
     action: Literal["index"]
 
 
-class MarkFailed(_Batch):
+class MarkFailed(Batch):
     action: Literal["mark_failed"]
     error: dict[str, Any] = Field(default_factory=dict)
 
@@ -41,10 +36,18 @@ Step = TypeAdapter(Annotated[Extract | Index | MarkFailed, Field(discriminator="
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step = Step.validate_python(event)
-    clients = get_clients()
-    ids = {"world_id": step.world_id, "enrichment_id": step.enrichment_id, "event_ids": step.event_ids}
-    if isinstance(step, Extract):
-        return {**ids, **extraction.extract_events(clients, clients.world(step.world_id), step.event_ids)}
-    if isinstance(step, Index):
-        return {**ids, "indexed": indexing.index_pending(clients, step.world_id, step.event_ids)}
-    return {**ids, **indexing.mark_failed(clients, step.world_id, step.event_ids, step.error)}
+    return run_step(get_clients(), step).model_dump(mode="json")
+
+
+def run_step(clients: Clients, step: Extract | Index | MarkFailed) -> Extracted | Indexed | MarkedFailed:
+    """One step: the World resolved once where the use case reads it (extraction), one use case called."""
+    match step:
+        case Extract():
+            counts = extraction.extract_events(clients, clients.world(step.world_id), step.event_ids)
+            return Extracted.model_validate({**step.ids(), **counts})
+        case Index():
+            indexed = indexing.index_pending(clients, step.world_id, step.event_ids)
+            return Indexed.model_validate({**step.ids(), "indexed": indexed})
+        case MarkFailed():
+            marked = indexing.mark_failed(clients, step.world_id, step.event_ids, step.error)
+            return MarkedFailed.model_validate({**step.ids(), **marked})

@@ -22,16 +22,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.consolidation.run import consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
+from engram.app.inline import InlineWorkflows
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
 from engram.retrieval.search import search
 from tests.bench.conftest import BenchReport
-from tests.fakes.workflows import InProcessWorkflows
+from tests.builder import consolidate, enrich
 
 pytestmark = pytest.mark.bench
 SEED = 20260308
@@ -117,27 +114,20 @@ def _needed(clients: Clients, chars_per_token: float) -> tuple[float, float]:
 @pytest.fixture(scope="module")
 def world(clients: Clients) -> tuple[Clients, float, int, int]:
     """The world enriched; returns the enrichment's wall time, model calls and the events stored."""
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     events = _conversations(random.Random(SEED))
     calls = 0
     started = time.perf_counter()
     for i in range(0, len(events), 50):
         batch = IngestRequest.model_validate({"events": events[i:i + 50]})
         ids = [e.event_id for e in ingest_events(clients, clients.world(WORLD), batch).events]
-        resolve_events(clients, clients.world(WORLD), ids)
-        calls += extract_events(clients, clients.world(WORLD), ids).get("model_calls", 0)
-        index_pending(clients, WORLD, ids)
+        calls += enrich(clients, WORLD, ids).get("model_calls", 0)
     return clients, time.perf_counter() - started, calls, len(events)
 
 
 def _consolidate(clients: Clients) -> tuple[float, dict[str, int]]:
     started = time.perf_counter()
-    run = plan(clients, clients.world(WORLD))
-    results = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.scopes]
-    upkeep = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds]
-    output = finish_run(clients, run.run_id, results, upkeep)
+    _run, output = consolidate(clients, WORLD)
     return time.perf_counter() - started, output
 
 

@@ -27,10 +27,7 @@ import pytest
 
 from engram.adapters.anthropic import _tool
 from engram.bench.extraction import ExtractionSet, generate
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.entities import EntitySighting
 from engram.model.events import IngestRequest
 from engram.model.memories import OntologyPredicate
@@ -39,6 +36,7 @@ from engram.ports.clients import Clients
 from engram.prompts import conflicts as conflicts_prompt
 from engram.prompts import extraction as extraction_prompt
 from tests.bench.conftest import BenchReport
+from tests.builder import enrich
 
 pytestmark = pytest.mark.bench
 USERS = int(os.environ.get("ENGRAM_BENCH_EXTRACTION_USERS", "24"))
@@ -91,9 +89,7 @@ def run(clients: Clients, world: str, data: ExtractionSet) -> tuple[MeteredLLM, 
             ingest_events(metered, metered.world(world), IngestRequest.model_validate({"events": [
                 {"event_id": eid, "user_id": user, "conversation_id": t.conversation_id, "role": t.role,
                  "content": t.content, "occurred_at": t.at.isoformat()} for eid, t in zip(ids, session, strict=True)]}))
-            resolve_events(metered, metered.world(world), ids)
-            counts.update(extract_events(metered, metered.world(world), ids))
-            index_pending(metered, world, ids)
+            counts.update(enrich(metered, world, ids))
     return llm, counts
 
 

@@ -13,12 +13,10 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.events import EVENT_COLUMNS
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest, StoredEvent
 from engram.ports.clients import Clients
+from tests import builder
 from tests.bench.conftest import LOCOMO, BenchReport
 
 BATCH = 100
@@ -80,9 +78,7 @@ def _ingest_rate(clients: Clients, world_id: str, batches: list[IngestRequest], 
         response = ingest_events(clients, clients.world(world_id), batch)
         if enrich:
             ids = [e.event_id for e in response.events if not e.duplicate]
-            resolve_events(clients, clients.world(world_id), ids)
-            extract_events(clients, clients.world(world_id), ids)
-            index_pending(clients, world_id, ids)
+            builder.enrich(clients, world_id, ids)
     return sum(len(b.events) for b in batches) / (time.perf_counter() - started)
 
 

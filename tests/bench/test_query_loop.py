@@ -26,13 +26,8 @@ from typing import TypeVar
 import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.common import new_id, utcnow
 from engram.model.context import QueryContext
-from engram.model.events import IngestRequest
 from engram.model.queries import Answer, NeedsMoreInfo, WorldQuery
 from engram.model.world import World
 from engram.ports import LLMReply
@@ -41,6 +36,7 @@ from engram.prompts import answer as answer_prompt
 from engram.query import loop
 from engram.retrieval.search import search
 from tests.bench.conftest import BenchReport
+from tests.builder import remember
 
 pytestmark = pytest.mark.bench
 SEED = 20260307
@@ -145,11 +141,7 @@ def world(clients: Clients) -> Clients:
     events = _conversations(rng)
     for start in range(0, len(events), TURNS):  # one batch per conversation, as an agent sends them
         batch = events[start:start + TURNS]
-        ingest_events(clients, clients.world(WORLD), IngestRequest.model_validate({"events": batch}))
-        ids = [str(e["event_id"]) for e in batch]
-        resolve_events(clients, clients.world(WORLD), ids)
-        extract_events(clients, clients.world(WORLD), ids)
-        index_pending(clients, WORLD, ids)
+        remember(clients, WORLD, batch)
     return clients
 
 

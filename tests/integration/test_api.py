@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from engram.config import get_settings
 from engram.ports.clients import Clients
 from tests.asgi import api_client
+from tests.builder import enrich
 
 pytestmark = pytest.mark.integration
 
@@ -32,14 +33,8 @@ def test_events_are_accepted_with_scores_and_a_query_is_answered_with_sources(ap
     body = accepted.json()
     assert body["accepted"] == 1 and body["events"][0]["importance"] == pytest.approx(0.6)
     from engram.app.compose import get_clients
-    from engram.enrichment.extract import extract_events
-    from engram.enrichment.indexing import index_pending
-    from engram.enrichment.resolve import resolve_events
 
-    c = get_clients()
-    resolve_events(c, c.world("wa"), ["a1"])
-    extract_events(c, c.world("wa"), ["a1"])
-    index_pending(c, "wa", ["a1"])
+    enrich(get_clients(), "wa", ["a1"])
     assert api.get("/v1/worlds/wa/events/a1").json()["enrichment_status"] == "enriched"
     answer = api.post("/v1/worlds/wa/queries", json={"user_id": "ana", "question": "Where does Ana live?"})
     assert answer.status_code == 200, answer.text

@@ -10,21 +10,17 @@ from typing import Any
 
 import pytest
 
-from engram.consolidation.run import Plan, consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
+from engram.app.inline import InlineWorkflows
+from engram.consolidation.run import Plan, consolidate_scope, plan
 from engram.model.common import utcnow
-from engram.model.events import IngestRequest
 from engram.model.memories import ConfidenceFactors, MemoryConflict, SemanticMemory
 from engram.model.queries import QueryRequest
 from engram.ports import KnownFact, LLMReply, WrittenSummary
 from engram.ports.clients import Clients
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
+from tests.builder import consolidate, remember
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.workflows import InProcessWorkflows
 
 pytestmark = pytest.mark.integration
 NOW = utcnow()
@@ -44,18 +40,7 @@ def _ingest(clients: Clients, world: str, user: str, conversations: dict[str, li
     events = [{"event_id": f"{c}-{i}", "user_id": user, "conversation_id": c, "role": "user", "content": text,
                "occurred_at": (at + timedelta(minutes=10 * n + i)).isoformat()}
               for n, (c, turns) in enumerate(conversations.items()) for i, text in enumerate(turns)]
-    ids = [e.event_id for e in ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events})).events]
-    resolve_events(clients, clients.world(world), ids)
-    extract_events(clients, clients.world(world), ids)
-    index_pending(clients, world, ids)
-
-
-def _run(clients: Clients, world: str, now: datetime | None = None) -> tuple[Plan, dict[str, Any]]:
-    """One run as engram-consolidation drives it: the summary scopes, then each world's upkeep, then finish."""
-    run = plan(clients, clients.world(world), now=now)
-    results = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.scopes]
-    upkeep = [consolidate_scope(clients, clients.world(s.world_id), s) for s in run.worlds]
-    return run, finish_run(clients, run.run_id, results, upkeep)
+    remember(clients, world, events)
 
 
 def _rows(clients: Clients, world: str) -> dict[str, list[dict[str, Any]]]:
@@ -73,9 +58,7 @@ def _rows(clients: Clients, world: str) -> dict[str, list[dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def world(clients: Clients) -> Clients:
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     for user, conversations in CONVERSATIONS.items():
         _ingest(clients, WORLD, user, conversations, NOW - timedelta(days=3))
     return clients
@@ -84,7 +67,7 @@ def world(clients: Clients) -> Clients:
 @pytest.fixture(scope="module")
 def first_run(world: Clients) -> tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]:
     before = {f.memory_id: f for f, _ in world.store.scope_facts(WORLD, "user", "ana", "ana", 50)}
-    run, output = _run(world, WORLD)
+    run, output = consolidate(world, WORLD)
     return run, output, before
 
 
@@ -142,7 +125,7 @@ def test_the_facts_confirmed_are_the_ones_the_model_names_not_the_ones_its_text_
     _ingest(confirming, world, "dee", {"k1": ["I live in Faro.", "I like jazz."]}, NOW - timedelta(days=2))
     before = {f.predicate: f for f, _ in clients.store.scope_facts(world, "user", "dee", "dee", 10)}
 
-    run, output = _run(confirming, world)
+    run, output = consolidate(confirming, world)
 
     after = {f.predicate: f for f, _ in clients.store.scope_facts(world, "user", "dee", "dee", 10)}
     assert "Faro" in clients.store.get_summary(world, "conversation", "k1").content  # type: ignore[union-attr]
@@ -171,7 +154,7 @@ def test_a_fact_stated_again_in_three_conversations_becomes_a_recurring_attribut
         "r2": ["Dora prefers paper invoices.", "Ed prefers email."],
         "r3": ["Dora prefers paper invoices."],
         "r4": ["Ed prefers email.", "I visited Lagos."]}, NOW - timedelta(days=2))
-    _run(clients, world)
+    consolidate(clients, world)
 
     [procedure] = [p for p in clients.store.user_memories(world, "cara", "procedural", 10)
                    if "paper invoices" in p.pattern]
@@ -185,10 +168,10 @@ def test_a_fact_stated_again_in_three_conversations_becomes_a_recurring_attribut
     assert not [p for p in clients.store.user_memories(world, "cara", "procedural", 10) if "email" in p.pattern]
 
     before = _rows(clients, world)
-    _, output = _run(clients, world)
+    _, output = consolidate(clients, world)
     assert output["procedures"] == 0 and _rows(clients, world) == before  # idempotent like the other kind
     _ingest(clients, world, "cara", {"r5": ["Ed prefers email."]}, NOW - timedelta(days=1))
-    _run(clients, world)
+    consolidate(clients, world)
     [email] = [p for p in clients.store.user_memories(world, "cara", "procedural", 10) if "email" in p.pattern]
     assert email.support_count == 3
 
@@ -208,7 +191,7 @@ def test_a_second_run_changes_nothing(
         world: Clients, first_run: tuple[Plan, dict[str, Any], dict[str, SemanticMemory]]) -> None:
     run, _, _ = first_run
     before = _rows(world, WORLD)
-    second, output = _run(world, WORLD)
+    second, output = consolidate(world, WORLD)
     assert second.scopes == [] and output["summaries"] == 0 and output["model_calls"] == 0
     # and a scope run again as of its own run (a retried Map item) changes nothing either
     for scope in run.scopes:
@@ -226,16 +209,14 @@ def test_new_material_plans_only_its_scopes_again(
 # ---------------------------------------------------------------- forgetting
 def test_a_fact_that_decayed_away_is_archived_out_of_search_but_its_event_stays(clients: Clients) -> None:
     world = "cons-decay"
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     _ingest(clients, world, "cleo", {"old": ["I live in Valladolid."]}, NOW - timedelta(days=3 * 365))
     _ingest(clients, world, "cleo", {"new": ["I work at Prado Mills."]}, NOW - timedelta(days=2))
     event_before = clients.store.get_event(world, "old-0")
     found = search(clients, clients.world(world), "Valladolid", user_id="cleo", limit=10).hits
     assert {"event", "semantic"} <= {h.kind for h in found}
 
-    _, output = _run(clients, world)
+    _, output = consolidate(clients, world)
 
     assert output["archived"] == 1
     [old] = [f for f in clients.store.user_memories(world, "cleo", "semantic", 10) if f.object_value == "Valladolid"]
@@ -274,7 +255,7 @@ def test_open_conflicts_the_rules_can_now_settle_are_resolved_with_the_reason_an
                                 created_at=y.created_at) for x, y in ((a, b), (c, d))]
     clients.store.record_facts(world, [(f, None) for f in (a, b, c, d)], [], conflicts)
 
-    _, output = _run(clients, world)
+    _, output = consolidate(clients, world)
 
     assert output["conflicts_settled"] == 1
     settled = clients.store.get_conflict(world, "cfl_m_a")
@@ -285,7 +266,7 @@ def test_open_conflicts_the_rules_can_now_settle_are_resolved_with_the_reason_an
     assert (sides["m_a"].status, sides["m_b"].status) == ("superseded", "active")  # superseded, never deleted
     still = clients.store.get_conflict(world, "cfl_m_c")
     assert still is not None and (still.status, still.resolved_by) == ("open", None)
-    _, again = _run(clients, world)
+    _, again = consolidate(clients, world)
     assert again["conflicts_settled"] == 0
 
 

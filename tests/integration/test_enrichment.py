@@ -6,12 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
+from tests.builder import enrich
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -22,12 +20,6 @@ def _batch(*turns: tuple[str, str, str], conversation: str = "c1", user: str = "
         {"event_id": eid, "user_id": user, "conversation_id": conversation, "role": role, "content": text,
          "occurred_at": (start + timedelta(minutes=i)).isoformat()}
         for i, (eid, role, text) in enumerate(turns)]})
-
-
-def _enrich(clients: Clients, world: str, ids: list[str]) -> None:
-    resolve_events(clients, clients.world(world), ids)
-    extract_events(clients, clients.world(world), ids)
-    index_pending(clients, world, ids)
 
 
 def test_ingest_scores_tags_and_stores_each_event_and_starts_one_enrichment(clients: Clients) -> None:
@@ -51,7 +43,7 @@ def test_a_replay_is_a_duplicate_and_starts_no_second_enrichment(clients: Client
 
 
 def test_enrichment_builds_entities_facts_and_an_index_that_finds_them(clients: Clients) -> None:
-    _enrich(clients, "w1", ["e1", "e2"])
+    enrich(clients, "w1", ["e1", "e2"])
     dana = clients.store.find_entity_by_name("w1", "dana")
     assert dana is not None
     facts = {(f.predicate, f.object_value) for f in clients.store.find_facts("w1", dana.entity_id)}
@@ -63,7 +55,7 @@ def test_enrichment_builds_entities_facts_and_an_index_that_finds_them(clients: 
 
 def test_saying_it_again_reinforces_the_fact_instead_of_duplicating_it(clients: Clients) -> None:
     ingest_events(clients, clients.world("w1"), _batch(("e3", "user", "I live in Lisbon, by the river."), start=T0 + timedelta(days=1)))
-    _enrich(clients, "w1", ["e3"])
+    enrich(clients, "w1", ["e3"])
     dana = clients.store.find_entity_by_name("w1", "dana")
     [fact] = clients.store.find_facts("w1", dana.entity_id, "lives_in")  # type: ignore[union-attr]
     # 0.9 closes 0.3 of its gap to the 0.95 cap: 0.915.
@@ -74,7 +66,7 @@ def test_saying_it_again_reinforces_the_fact_instead_of_duplicating_it(clients: 
 
 def test_a_correction_supersedes_the_old_value_and_records_why(clients: Clients) -> None:
     ingest_events(clients, clients.world("w1"), _batch(("e4", "user", "Actually, I live in Porto now."), start=T0 + timedelta(days=2)))
-    _enrich(clients, "w1", ["e4"])
+    enrich(clients, "w1", ["e4"])
     dana = clients.store.find_entity_by_name("w1", "dana")
     active = clients.store.find_facts("w1", dana.entity_id, "lives_in")  # type: ignore[union-attr]
     assert [f.object_value for f in active] == ["Porto"]
@@ -85,13 +77,13 @@ def test_a_correction_supersedes_the_old_value_and_records_why(clients: Clients)
 def test_close_contradictions_stay_open_for_the_user(clients: Clients) -> None:
     ingest_events(clients, clients.world("w1"), _batch(("e5", "user", "I work at Acme Robotics."),
                                         ("e6", "user", "I work at Globex."), start=T0 + timedelta(days=3)))
-    _enrich(clients, "w1", ["e5", "e6"])
+    enrich(clients, "w1", ["e5", "e6"])
     assert [c.strategy for c in clients.store.list_conflicts("w1", "open")] == ["ask_user"]
 
 
 def test_re_running_enrichment_changes_nothing(clients: Clients) -> None:
     before = clients.store.user_memories("w1", "dana", "semantic", 100)
-    _enrich(clients, "w1", ["e1", "e2", "e3", "e4", "e5", "e6"])
+    enrich(clients, "w1", ["e1", "e2", "e3", "e4", "e5", "e6"])
     after = clients.store.user_memories("w1", "dana", "semantic", 100)
     assert sorted((m.memory_id, m.confidence) for m in before) == sorted((m.memory_id, m.confidence) for m in after)
 

@@ -8,17 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engram.adapters.postgres.erase import CLEARED_ELSEWHERE, KEPT, USER_TABLES
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
+from engram.app.inline import InlineWorkflows
 from engram.memory.erase import erase_user
 from engram.model.events import IngestRequest
 from engram.model.queries import QueryRequest
 from engram.ports.clients import Clients
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
-from tests.fakes.workflows import InProcessWorkflows
+from tests.builder import remember
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
@@ -41,18 +38,13 @@ def _remember(clients: Clients, world: str) -> None:
             {"event_id": f"{world}-{user}-{i}", "user_id": user, "conversation_id": f"{user}-c", "role": "user",
              "content": text, "occurred_at": (T0 + timedelta(minutes=i)).isoformat()}
             for i, text in enumerate(lines)]})
-        ids = [e.event_id for e in ingest_events(clients, clients.world(world), batch).events]
-        resolve_events(clients, clients.world(world), ids)
-        extract_events(clients, clients.world(world), ids)
-        index_pending(clients, world, ids)
+        remember(clients, world, batch)
         submit_query(clients, world, QueryRequest(user_id=user, question="Where do I work?"))
 
 
 @pytest.fixture(scope="module")
 def worlds(clients: Clients) -> Clients:
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     for world in ("erase-a", "erase-b"):
         _remember(clients, world)
     return clients

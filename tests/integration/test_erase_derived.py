@@ -14,9 +14,6 @@ import httpx
 import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.resolve import resolve_events
 from engram.memory.erase import erase_user
 from engram.model.entities import EntitySighting
 from engram.model.memories import OntologyPredicate
@@ -26,7 +23,8 @@ from engram.ports.clients import Clients
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
 from tests.asgi import api_client
-from tests.erasure import consolidate, index_hits, ingest, naming, routes_text, rows_naming
+from tests.builder import consolidate, enrich
+from tests.erasure import index_hits, ingest, naming, routes_text, rows_naming
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
@@ -38,19 +36,13 @@ VERA_EVENTS = ("vera-shared-0", "vera-shared-1")
 MADE_OF_HER_WORDS = {"pin", "xk4471920", "zebra", "orchid"}
 
 
-def _enrich(clients: Clients, world: str, ids: Sequence[str]) -> None:
-    resolve_events(clients, clients.world(world), ids)
-    extract_events(clients, clients.world(world), ids)
-    index_pending(clients, world, ids)
-
-
 @pytest.fixture(scope="module")
 def shared(clients: Clients) -> Iterator[tuple[Clients, httpx.Client]]:
     """Vera, then Ben, in one conversation; a consolidation (its summary is Ben's: the lowest user id) and Ben's
     question about what Vera said; then Vera is erased."""
     with api_client(clients) as api:
-        _enrich(clients, WORLD, ingest(clients, WORLD, "vera", "shared", VERA, T0))
-        _enrich(clients, WORLD, ingest(clients, WORLD, "ben", "shared", BEN, T0 + timedelta(hours=1)))
+        enrich(clients, WORLD, ingest(clients, WORLD, "vera", "shared", VERA, T0))
+        enrich(clients, WORLD, ingest(clients, WORLD, "ben", "shared", BEN, T0 + timedelta(hours=1)))
         consolidate(clients, WORLD)
         submit_query(clients, WORLD, QueryRequest(user_id="ben", question="What did Vera say about her passport?"))
         yield clients, api
@@ -164,8 +156,8 @@ def _tell_about_ben(clients: Clients, world: str) -> None:
     llm = clients.llm
     clients.llm = _ToldAboutBen()
     try:
-        _enrich(clients, world, ingest(clients, world, "ben", "b1", ["I live in Porto and I work at Olivo Labs."], T0))
-        _enrich(clients, world, ingest(clients, world, "vera", "v1", ["Ben works at Olivo Labs, you know.",
+        enrich(clients, world, ingest(clients, world, "ben", "b1", ["I live in Porto and I work at Olivo Labs."], T0))
+        enrich(clients, world, ingest(clients, world, "vera", "v1", ["Ben works at Olivo Labs, you know.",
                                                                      "Ben lives in Lisbon now, he moved."],
                                        T0 + timedelta(days=90)))
     finally:

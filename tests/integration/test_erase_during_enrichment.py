@@ -17,6 +17,7 @@ import httpx
 import psycopg
 import pytest
 
+from engram.app.inline import InlineWorkflows
 from engram.consolidation.run import consolidate_scope, finish_run, plan
 from engram.enrichment.extract import extract_events
 from engram.enrichment.indexing import index_pending
@@ -28,8 +29,9 @@ from engram.ports.clients import Clients
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
 from tests.asgi import api_client
-from tests.erasure import EraseMidway, consolidate, index_hits, ingest, naming, routes_text, rows_naming
-from tests.fakes.workflows import InProcessWorkflows, RecordingWorkflows
+from tests.builder import consolidate
+from tests.erasure import EraseMidway, index_hits, ingest, naming, routes_text, rows_naming
+from tests.fakes.workflows import RecordingWorkflows
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
@@ -233,8 +235,7 @@ def test_a_query_of_the_user_still_running_when_the_erasure_lands_leaves_nothing
     query = submit_query(dataclasses.replace(clients, workflows=RecordingWorkflows()), shared.world,
                          QueryRequest(user_id="vera", question="What is my passport number?", mode="async"))
     midway = EraseMidway(clients.store, "save_query", lambda: erase_user(clients, clients.world(shared.world), "vera"))
-    loop = InProcessWorkflows()
-    loop.clients = dataclasses.replace(clients, store=midway)
+    loop = InlineWorkflows(dataclasses.replace(clients, store=midway), background=False)
     with contextlib.suppress(NotFound):  # the loop's next step may find its query erased: it ends there
         loop.run_query(shared.world, query.query_id)
     assert midway.fired

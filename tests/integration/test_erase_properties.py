@@ -26,7 +26,8 @@ from engram.memory.erase import erase_user
 from engram.memory.portability import export_page
 from engram.ports.clients import Clients
 from engram.retrieval.search import search
-from tests.erasure import EraseMidway, as_json, consolidate, index_hits, ingest, naming, rows_naming
+from tests.builder import consolidate
+from tests.erasure import EraseMidway, as_json, index_hits, ingest, naming, rows_naming
 
 pytestmark = pytest.mark.integration
 EXAMPLES = 25

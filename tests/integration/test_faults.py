@@ -21,14 +21,11 @@ import pytest
 from osmem_server import OsmemServer
 
 from engram.adapters.opensearch_index import OpenSearchIndex
-from engram.enrichment.extract import extract_events
 from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.errors import TransientStoreError
-from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
 from tests.asgi import api_client
+from tests.builder import remember
 from tests.db_faults import drop_connection_during
 
 pytestmark = pytest.mark.integration
@@ -45,11 +42,7 @@ def remembered(clients: Clients) -> Clients:
     """A world whose events went through enrichment with every part up."""
     events = _events("seen", "My name is Dana and I live in Lisbon.", "I work at Acme Robotics on drones.",
                      "My sister Marta plays the cello in Porto.")
-    ingest_events(clients, clients.world(WORLD), IngestRequest.model_validate({"events": events}))
-    ids = [e["event_id"] for e in events]
-    resolve_events(clients, clients.world(WORLD), ids)
-    extract_events(clients, clients.world(WORLD), ids)
-    index_pending(clients, WORLD, ids)
+    remember(clients, WORLD, events)
     return clients
 
 

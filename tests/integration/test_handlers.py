@@ -8,19 +8,18 @@ from collections.abc import Iterator
 import pytest
 
 from engram.app.compose import set_clients
+from engram.app.inline import InlineWorkflows
 from engram.local.server import LambdaContext
 from engram.ports.clients import Clients
+from tests.builder import enrich
 from tests.events import load_event
-from tests.fakes.workflows import InProcessWorkflows
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def installed(clients: Clients) -> Iterator[Clients]:
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     set_clients(clients)
     yield clients
     set_clients(None)
@@ -37,13 +36,7 @@ def _call(function: str, event: dict[str, object]) -> tuple[int, dict[str, objec
 def test_ingest_accepts_the_sample_batch_and_api_answers_the_sample_question_from_it(installed: Clients) -> None:
     status, body = _call("ingest", load_event("api/post_events.json"))
     assert status == 202 and body["accepted"] == 1
-    from engram.enrichment.extract import extract_events
-    from engram.enrichment.indexing import index_pending
-    from engram.enrichment.resolve import resolve_events
-
-    resolve_events(installed, installed.world("demo"), ["sample-1"])
-    extract_events(installed, installed.world("demo"), ["sample-1"])
-    index_pending(installed, "demo", ["sample-1"])
+    enrich(installed, "demo", ["sample-1"])
 
     status, body = _call("api", load_event("api/post_query.json"))
     assert status == 200, body

@@ -12,11 +12,9 @@ import httpx
 import pytest
 
 from engram.app.compose import get_clients
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.resolve import resolve_events
 from engram.ports.clients import Clients
 from tests.asgi import api_client
+from tests.builder import enrich
 
 pytestmark = pytest.mark.integration
 WORLD = "hostile"
@@ -102,10 +100,7 @@ def stored(api: httpx.Client) -> dict[str, str]:
              "content": contents[eid]} for eid in batch]})
         assert accepted.status_code == 202, accepted.text
         assert accepted.json()["accepted"] == len(batch)
-    c = get_clients()
-    resolve_events(c, c.world(WORLD), ids)
-    extract_events(c, c.world(WORLD), ids)
-    index_pending(c, WORLD, ids)
+    enrich(get_clients(), WORLD, ids)
     return contents
 
 

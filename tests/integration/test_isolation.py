@@ -26,9 +26,9 @@ from engram.adapters.embedders import HashEmbedder
 from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.postgres.migrations import world_tables
 from engram.adapters.postgres_fts_index import PostgresFtsIndex
+from engram.app.inline import InlineWorkflows
 from engram.config import Settings, get_settings
 from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.errors import CapabilityRejected
 from engram.model.context import QueryContext
@@ -37,9 +37,9 @@ from engram.ports.clients import Clients
 from engram.query import capabilities
 from engram.query import offer as offers
 from tests.asgi import api_client
+from tests.builder import enrich
 from tests.conftest import TEST_EMBEDDING_DIM
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.workflows import InProcessWorkflows
 
 pytestmark = pytest.mark.integration
 A, B = "iso-a", "iso-b"
@@ -67,17 +67,14 @@ def _events(world: str) -> list[dict[str, Any]]:
 def iso(pg_store: Any, pg_url: str) -> Iterator[tuple[Clients, httpx.Client, dict[str, Any]]]:
     """Both worlds enriched, queried and consolidated through the API; then what is B's alone."""
     clients = Clients(settings=Settings(), store=pg_store, index=PostgresFtsIndex(pg_store),
-                      embedder=HashEmbedder(TEST_EMBEDDING_DIM), llm=OfflineLLM(), workflows=InProcessWorkflows())
+                      embedder=HashEmbedder(TEST_EMBEDDING_DIM), llm=OfflineLLM(), workflows=InlineWorkflows(background=False))
     with api_client(clients) as api:
         for world in (A, B):
             # In A another user names some of the same entities: they outlive ana's erasure (the erase probe).
             events = _events(world) + ([{"event_id": "r0", "user_id": "rui", "conversation_id": "c2", "role": "user",
                                          "content": "Rui Costa works at Atlas Labs in Lisbon."}] if world == A else [])
             assert api.post(f"/v1/worlds/{world}/events", json={"events": events}).status_code == 202
-            ids = [e["event_id"] for e in events]
-            resolve_events(clients, clients.world(world), ids)
-            extract_events(clients, clients.world(world), ids)
-            index_pending(clients, world, ids)
+            enrich(clients, world, [e["event_id"] for e in events])
             assert api.post(f"/v1/worlds/{world}/queries", json={"user_id": "ana", "question": "Where do I live?"}
                             ).status_code == 200
             assert api.post(f"/v1/worlds/{world}/consolidations").status_code == 202
@@ -405,10 +402,7 @@ def users(iso: tuple[Clients, httpx.Client, dict[str, Any]], pg_url: str
     clients, api, _b = iso
     for user in ("alice", "uma"):
         assert api.post(f"/v1/worlds/{U}/events", json={"events": _user_events(user)}).status_code == 202
-        ids = [e["event_id"] for e in _user_events(user)]
-        resolve_events(clients, clients.world(U), ids)
-        extract_events(clients, clients.world(U), ids)
-        index_pending(clients, U, ids)
+        enrich(clients, U, [e["event_id"] for e in _user_events(user)])
     assert api.post(f"/v1/worlds/{U}/queries", json={"user_id": "alice", "question": "Where do I live?"}
                     ).status_code == 200
     assert api.post(f"/v1/worlds/{U}/consolidations").status_code == 202

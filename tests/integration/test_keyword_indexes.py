@@ -14,17 +14,13 @@ from engram.adapters.postgres_fts_index import PostgresFtsIndex
 from engram.adapters.tantivy_index import TantivyIndex
 from engram.app.factory import build_index
 from engram.config import Settings
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.errors import ConfigurationError
 from engram.memory.erase import erase_user
 from engram.memory.reindex import rebuild_index
-from engram.model.events import IngestRequest
 from engram.model.search import IndexDocument
 from engram.ports import KeywordIndex
 from engram.ports.clients import Clients
+from tests.builder import remember
 
 pytestmark = pytest.mark.integration
 
@@ -176,11 +172,7 @@ def test_an_index_shared_by_worlds_left_by_an_earlier_version_is_split_by_world_
 
 def _drive(clients: Clients, world: str, events: list[dict[str, str]]) -> None:
     """Events ingested and enriched, their documents indexed through the outbox."""
-    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events}))
-    ids = [e["event_id"] for e in events]
-    resolve_events(clients, clients.world(world), ids)
-    extract_events(clients, clients.world(world), ids)
-    index_pending(clients, world, ids)
+    remember(clients, world, events)
 
 
 def test_an_event_whose_id_is_an_entitys_keeps_the_entity_findable_through_enrichment_and_erasure(

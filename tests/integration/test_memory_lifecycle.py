@@ -27,6 +27,7 @@ from engram.model.memories import ConfidenceFactors, OntologyPredicate, Semantic
 from engram.ports import KnownFact
 from engram.ports.clients import Clients
 from tests.asgi import api_client
+from tests.builder import enrich
 from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.integration
@@ -268,9 +269,7 @@ def test_invalid_model_output_twice_fails_only_its_window_and_keeps_its_events(c
          "content": "I live in Lisbon.", "occurred_at": T0.isoformat()},
         {"event_id": "inv-2", "user_id": "dana", "conversation_id": "c2", "role": "user",
          "content": "I prefer window seats.", "occurred_at": (T0 + timedelta(minutes=1)).isoformat()}]}))
-    resolve_events(real, real.world(world), ["inv-1", "inv-2"])
-    counts = extract_events(real, real.world(world), ["inv-1", "inv-2"])
-    index_pending(real, world, ["inv-1", "inv-2"])
+    counts = enrich(real, world, ["inv-1", "inv-2"])
 
     # The first window: asked, retried once, given up; the second: asked once.
     assert len(transport.requests) == 3

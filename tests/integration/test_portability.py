@@ -15,12 +15,8 @@ import httpx
 import pytest
 
 from engram.adapters.postgres.portability import USER_FILTERS
+from engram.app.inline import InlineWorkflows
 from engram.config import Settings
-from engram.consolidation.run import consolidate_scope, finish_run, plan
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.memory.portability import export_page, import_document, merge_pages
 from engram.model.events import IngestRequest
 from engram.model.portability import KINDS, NOT_EXPORTED, RECORD_KINDS
@@ -29,8 +25,8 @@ from engram.ports.clients import Clients
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
 from tests.asgi import api_client
+from tests.builder import consolidate, remember
 from tests.conftest import TEST_EMBEDDING_DIM
-from tests.fakes.workflows import InProcessWorkflows
 
 pytestmark = pytest.mark.integration
 WORLD = "port-a"
@@ -55,9 +51,7 @@ def _count(clients: Clients, table: str, world: str) -> int:
 
 
 def _in_process(clients: Clients) -> Clients:
-    workflows = InProcessWorkflows()
-    workflows.clients = clients
-    clients.workflows = workflows
+    clients.workflows = InlineWorkflows(clients, background=False)
     return clients
 
 
@@ -70,13 +64,8 @@ def source(clients: Clients) -> Clients:
             {"event_id": f"{user}-{i}", "user_id": user, "conversation_id": f"{user}-c", "role": "user",
              "content": text, "occurred_at": (T0 + timedelta(days=i)).isoformat()}
             for i, text in enumerate(lines)]})
-        ids = [e.event_id for e in ingest_events(clients, clients.world(WORLD), batch).events]
-        resolve_events(clients, clients.world(WORLD), ids)
-        extract_events(clients, clients.world(WORLD), ids)
-        index_pending(clients, WORLD, ids)
-    run = plan(clients, clients.world(WORLD))
-    finish_run(clients, run.run_id, [consolidate_scope(clients, clients.world(scope.world_id), scope) for scope in run.scopes])
-    index_pending(clients, WORLD)
+        remember(clients, WORLD, batch)
+    consolidate(clients, WORLD)
     for user in STATEMENTS:
         submit_query(clients, WORLD, QueryRequest(user_id=user, question="Where do I work?"))
     return clients
@@ -98,7 +87,7 @@ def fresh(pg_server: object, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     store = PostgresStore(url, max_size=2)
     index = TantivyIndex(tmp_path_factory.mktemp("fresh-index"))
     clients = Clients(settings=Settings(), store=store, index=index, embedder=HashEmbedder(TEST_EMBEDDING_DIM),
-                      llm=OfflineLLM(), workflows=InProcessWorkflows())
+                      llm=OfflineLLM(), workflows=InlineWorkflows(background=False))
     yield _in_process(clients)
     index.close()
     store.close()

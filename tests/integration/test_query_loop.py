@@ -6,10 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
+from engram.app.inline import run_query
 from engram.errors import CapabilityRejected
 from engram.model.context import QueryContext
 from engram.model.queries import InfoRequest, QueryConfig, QueryRequest
@@ -18,20 +15,14 @@ from engram.query import loop
 from engram.query import offer as offers
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
+from tests.builder import remember
 
 pytestmark = pytest.mark.integration
 
 
 def _drive(clients: Clients, world_id: str, query_id: str) -> loop.FinalState:
     """What engram-query does: Init, Ask, (Fulfil, Ask)*, Force when out of requests, Finish."""
-    world = clients.world(world_id)
-    state = loop.ask(clients, world, loop.init(clients, world, loop.LoopState(world_id=world_id, query_id=query_id)))
-    while state.outcome == "needs_more_info":
-        if state.remaining_info_requests <= 0:
-            state = loop.force(clients, world, state)
-            break
-        state = loop.ask(clients, world, loop.fulfil(clients, world, state))
-    return loop.finish(clients, state)
+    return loop.FinalState.model_validate(run_query(clients, world_id, query_id))
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +33,9 @@ def world(clients: Clients) -> str:
         ("q3", "Sarah is my boss. She prefers short status reports."),
         ("q4", "I love hiking in the mountains on weekends."),
     ]
-    request = {"events": [{"event_id": i, "user_id": "dana", "conversation_id": "c1", "role": "user", "content": t,
-                           "occurred_at": datetime(2026, 3, 1, 9, n, tzinfo=UTC).isoformat()}
-                          for n, (i, t) in enumerate(events)]}
-    from engram.model.events import IngestRequest
-
-    ingest_events(clients, clients.world("wq"), IngestRequest.model_validate(request))
-    ids = [i for i, _ in events]
-    resolve_events(clients, clients.world("wq"), ids)
-    extract_events(clients, clients.world("wq"), ids)
-    index_pending(clients, "wq", ids)
+    remember(clients, "wq", [{"event_id": i, "user_id": "dana", "conversation_id": "c1", "role": "user", "content": t,
+                              "occurred_at": datetime(2026, 3, 1, 9, n, tzinfo=UTC).isoformat()}
+                             for n, (i, t) in enumerate(events)])
     return "wq"
 
 

@@ -11,19 +11,15 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
-from engram.model.events import IngestRequest
+from engram.app.inline import run_query
 from engram.model.queries import QueryConfig, QueryRequest, WorldQuery
 from engram.model.research import PlannedSubQuestion, ResearchEvaluation, ResearchPlan
 from engram.ports.clients import Clients
 from engram.query import loop, research
 from engram.query.submit import submit_query
 from tests.asgi import api_client
+from tests.builder import remember
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.workflows import run_research
 
 pytestmark = pytest.mark.integration
 WORLD = "wr"
@@ -33,13 +29,10 @@ QUESTION = "Where does Dana work and who is her boss?"
 
 def _say(clients: Clients, world: str, user: str, at: datetime, *texts: str) -> None:
     ids = [f"{world}-{user}-{at:%j%H%M}-{n}" for n in range(len(texts))]
-    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": [
+    remember(clients, world, [
         {"event_id": i, "user_id": user, "conversation_id": f"c-{user}", "role": "user", "content": t,
          "occurred_at": (at + timedelta(minutes=n)).isoformat()}
-        for n, (i, t) in enumerate(zip(ids, texts, strict=True))]}))
-    resolve_events(clients, clients.world(world), ids)
-    extract_events(clients, clients.world(world), ids, now=at + timedelta(hours=1))
-    index_pending(clients, world, ids)
+        for n, (i, t) in enumerate(zip(ids, texts, strict=True))], now=at + timedelta(hours=1))
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +49,7 @@ def world(clients: Clients) -> str:
 def _research(clients: Clients, question: str = QUESTION, **config: int) -> WorldQuery:
     query = submit_query(clients, WORLD, QueryRequest(user_id="dana", question=question, mode="research",
                                                       config=QueryConfig(**config)))
-    run_research(clients, WORLD, query.query_id)  # the fixture's workflows only record the start
+    run_query(clients, WORLD, query.query_id)  # the fixture's workflows only record the start
     done = clients.store.get_query(WORLD, query.query_id)
     assert done is not None
     return done

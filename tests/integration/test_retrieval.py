@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 
 from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.common import new_id
 from engram.model.entities import Relationship
 from engram.model.events import IngestRequest
@@ -21,6 +19,7 @@ from engram.ports.clients import Clients
 from engram.retrieval import graph
 from engram.retrieval.conversation import conversation_context
 from engram.retrieval.search import search
+from tests.builder import remember
 
 pytestmark = pytest.mark.integration
 
@@ -41,11 +40,7 @@ def _drive(clients: Clients, world: str, turns: Sequence[tuple[str, str, str, st
     events = [{"event_id": i, "user_id": who, "conversation_id": conv, "role": "user", "content": text,
                "occurred_at": (T0 + timedelta(minutes=n)).isoformat(), "metadata": {"speaker": who.capitalize()}}
               for n, (i, who, conv, text) in enumerate(turns)]
-    ingest_events(clients, clients.world(world), IngestRequest.model_validate({"events": events}), now=T0)
-    ids = [e["event_id"] for e in events]
-    resolve_events(clients, clients.world(world), ids)
-    extract_events(clients, clients.world(world), ids, now=T0)
-    index_pending(clients, world, ids)
+    remember(clients, world, events, received_at=T0, now=T0)
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,8 @@ import pytest
 from psycopg import sql
 
 from engram.adapters.postgres.migrations import WORLD_POLICIES, secure_world_tables, world_tables
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
-from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
+from tests.builder import remember
 
 pytestmark = pytest.mark.integration
 GHOST = "rls-ghost"  # a world no application call ever names: a copy of a row of every table lives there
@@ -31,11 +27,7 @@ def populated(clients: Clients, pg_url: str) -> Clients:
                "occurred_at": datetime(2026, 3, 1, 9, i, tzinfo=UTC).isoformat()}
               for i, text in enumerate(["My name is Ana and I live in Lisbon.", "My boss Rui prefers tea.",
                                         "I decided to move to Porto next year. What do you think?"])]
-    result = ingest_events(clients, clients.world("rls-a"), IngestRequest.model_validate({"events": events}))
-    ids = [e.event_id for e in result.events]
-    resolve_events(clients, clients.world("rls-a"), ids)
-    extract_events(clients, clients.world("rls-a"), ids)
-    index_pending(clients, "rls-a", ids)
+    remember(clients, "rls-a", events)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("SET session_replication_role = replica")  # copies of single rows: no foreign keys to satisfy
         for table in world_tables(conn):

@@ -8,11 +8,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
-from engram.enrichment.resolve import resolve_events
 from engram.ports.clients import Clients
 from tests.asgi import api_client
+from tests.builder import enrich
 
 pytestmark = pytest.mark.integration
 
@@ -27,10 +25,7 @@ def api(clients: Clients) -> Iterator[httpx.Client]:
             events = [{"event_id": i, "user_id": who, "conversation_id": "c1", "role": "user", "content": text}
                       for i, who, text in TURNS]
             assert client.post(f"/v1/worlds/{world}/events", json={"events": events}).status_code == 202
-            ids = [i for i, _w, _t in TURNS]
-            resolve_events(clients, clients.world(world), ids)
-            extract_events(clients, clients.world(world), ids)
-            index_pending(clients, world, ids)
+            enrich(clients, world, [i for i, _w, _t in TURNS])
         yield client
 
 

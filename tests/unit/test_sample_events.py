@@ -20,7 +20,7 @@ def test_the_demo_world_is_a_valid_batch_with_an_id_on_every_event() -> None:
 def test_each_query_step_sample_is_accepted_by_the_query_step_handler(name: str) -> None:
     from functions.query_step.handler import Step
 
-    step = Step.model_validate(load_event(f"query/{name}"))
+    step = Step.validate_python(load_event(f"query/{name}"))
     assert step.action == name.removesuffix(".json")
 
 

@@ -84,7 +84,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
     from engram.adapters.tantivy_index import TantivyIndex
-    from engram.bench.stack import InlineWorkflows
+    from engram.app.inline import InlineWorkflows
     from engram.retrieval.search import search
 
     progress = progress or ConsoleProgress()

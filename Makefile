@@ -32,7 +32,7 @@ test: setup lint chromium
 
 lint: setup
 	$(VENV)/bin/ruff check shared functions infra tests
-	$(VENV)/bin/mypy shared/engram functions infra
+	$(VENV)/bin/mypy shared/engram functions infra tests/fakes tests/unit tests/builder.py
 	PYTHONPATH=shared $(VENV)/bin/lint-imports --no-cache
 
 # The memory browser's test drives Debian's chromium; as root (CI) it is installed here, else the test skips.

@@ -1,14 +1,12 @@
 """Conversations for unit tests: turns as an agent sends them, and a memory built from them by the enrichment
-steps on the in-memory fakes (ingest, resolve, extract, index), as the enrichment workflow runs them."""
+steps on the in-memory fakes (ingest, then engram.app.inline.enrich), as the enrichment workflow runs them."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
+from engram.app.inline import enrich
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.resolve import resolve_events
 from engram.model.events import IngestRequest
 from engram.model.world import World
 from tests.fakes.ports import FakePorts
@@ -29,10 +27,9 @@ def said(*turns: str | tuple[str, str], user: str = "dana", conversation: str = 
 
 
 def remember(ports: FakePorts, world: World, request: IngestRequest) -> list[str]:
-    """Ingest a batch and enrich it as the enrichment workflow does; returns its event ids."""
+    """Ingest a batch and enrich it as the enrichment workflow does (`engram.app.inline.enrich`, each step
+    resolving the fakes' World); returns its event ids."""
     ingest_events(ports, world, request)
     ids = [e.event_id for e in request.events if e.event_id]
-    resolve_events(ports, world, ids)
-    extract_events(ports, world, ids)
-    index_pending(ports, world.world_id, ids)
+    enrich(ports, world.world_id, ids)
     return ids

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from engram.adapters.embedders import HashEmbedder
 from engram.adapters.offline.llm import OfflineLLM
 from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
+from engram.model.world import World
 from engram.ports import LLM, DomainDatabase, Embedder, WebSearch
 from tests.fakes.index import InMemoryIndex
 from tests.fakes.store import InMemoryStore
@@ -28,3 +29,7 @@ class FakePorts:
     heuristics: Heuristics = DEFAULT_HEURISTICS
     domain: DomainDatabase | None = None
     web: WebSearch | None = None
+
+    def world(self, world_id: str) -> World:
+        """The world as a step resolves it: these fakes' heuristics (no stored overrides)."""
+        return World(world_id, self.heuristics)

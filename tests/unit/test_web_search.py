@@ -81,7 +81,7 @@ def test_any_failure_of_the_service_yields_no_results_instead_of_an_error(ddg: r
     if isinstance(failure, Exception):
         route.side_effect = failure
     else:
-        route.return_value = failure
+        route.return_value = failure  # type: ignore[assignment]
     assert DuckDuckGoInstantAnswer().search("anything", limit=3) == []
 
 

@@ -7,18 +7,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from engram.consolidation import run as consolidation
-from engram.enrichment.extract import extract_events
-from engram.enrichment.indexing import index_pending
+from engram.enrichment.extract import ExtractStore, extract_events
+from engram.enrichment.indexing import IndexingStore, index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.errors import ConfigurationError
+from engram.model.world import World
+from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex
 from engram.ports.clients import Clients
 from engram.query import loop, research
 
 
-def enrich(clients: Clients, world_id: str, event_ids: Sequence[str], *,
+class EnrichStore(ExtractStore, IndexingStore, Protocol):
+    """What the enrichment steps read and write together."""
+
+
+class EnrichPorts(Protocol):
+    """The ports of the enrichment steps (Resolve, Extract, Index), and the World each step resolves: the
+    `Clients` bundle, or the unit tests' in-memory fakes."""
+
+    @property
+    def store(self) -> EnrichStore: ...
+    @property
+    def index(self) -> KeywordIndex: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def llm(self) -> LLM: ...
+    @property
+    def domain(self) -> DomainDatabase | None: ...
+    def world(self, world_id: str) -> World: ...
+
+
+def enrich(clients: EnrichPorts, world_id: str, event_ids: Sequence[str], *,
            now: datetime | None = None) -> dict[str, int]:
     """engram-enrichment: Resolve, Extract, Index. Returns the Extract step's counts. `now` is the time the
     extraction takes as now (a test or a benchmark replaying the past); the state machine's is the clock's."""

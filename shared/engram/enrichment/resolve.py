@@ -46,12 +46,15 @@ from engram.ports import Coreference, Reference, WindowEvent
 from engram.ports.domain import DomainDatabase
 from engram.ports.entities import EntityStore
 from engram.ports.events import EventStore
+from engram.ports.mentions import MentionStore
+from engram.ports.relationships import RelationshipStore
 from engram.rules.mentions import alias_phrases, detect_mentions
 from engram.rules.ranking import CandidateEvidence, clear_winner, rank_candidates
 
 
-class ResolveStore(EventStore, EntityStore, Protocol):
-    """What resolution reads and writes: the events, and the entities, aliases and mentions."""
+class ResolveStore(EventStore, EntityStore, MentionStore, RelationshipStore, Protocol):
+    """What resolution reads and writes: the events, the entities and aliases, the mentions, and the edges
+    (the speaker's relations, for coreference; the fact lifecycle's edges)."""
 
 
 class ResolvePorts(Protocol):

@@ -10,13 +10,18 @@ from engram.model.entities import CanonicalEntity, EntityDetail, EntityPath, Rel
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.ports.entities import EntityStore
+from engram.ports.relationships import RelationshipStore
+
+
+class EntityGraphStore(EntityStore, RelationshipStore, Protocol):
+    """The entities and the edges between them."""
 
 
 class EntityGraphPorts(Protocol):
     """The ports reading entities by name or definition, and the paths between two, use."""
 
     @property
-    def store(self) -> EntityStore: ...
+    def store(self) -> EntityGraphStore: ...
 
 
 def find_entities(clients: EntityGraphPorts, world: World, name: str | None, definition: str | None,

@@ -29,9 +29,11 @@ from engram.ports.llm import (
     WrittenSummary,
 )
 from engram.ports.memories import MemoryStore
+from engram.ports.mentions import MentionStore
 from engram.ports.outbox import OutboxStore
 from engram.ports.portability import PortabilityStore
 from engram.ports.queries import QueryStore
+from engram.ports.relationships import RelationshipStore
 from engram.ports.retrieval import RetrievalStore
 from engram.ports.signals import SignalStore
 from engram.ports.store import Store
@@ -56,11 +58,13 @@ __all__ = [
     "KnownFact",
     "LLMReply",
     "MemoryStore",
+    "MentionStore",
     "OutboxStore",
     "PortabilityStore",
     "QueryOutcome",
     "QueryStore",
     "Reference",
+    "RelationshipStore",
     "RetrievalStore",
     "SignalStore",
     "Store",

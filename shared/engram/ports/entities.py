@@ -1,4 +1,5 @@
-"""The entity store: canonical entities, aliases, mentions, relationships, domain sources, the ontology."""
+"""The entity store: canonical entities, their aliases, domain sources, the ontology (mentions and relationships
+have stores of their own: `mentions.py`, `relationships.py`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,7 @@ from engram.model.entities import (
     CanonicalEntity,
     DomainSource,
     EntityAlias,
-    EntitySighting,
     NameMatch,
-    RecordedMention,
-    Relationship,
-    Resolution,
 )
 from engram.model.memories import OntologyPredicate
 
@@ -34,19 +31,7 @@ class EntityStore(Protocol):
     def add_alias(self, alias: EntityAlias) -> None: ...
     def list_entities(self, world_id: str, name: str | None, limit: int, definition: str | None = None,
                       min_similarity: float = 0.5) -> list[CanonicalEntity]: ...
-    def record_resolutions(self, world_id: str, resolutions: Sequence[Resolution],
-                           aliases: Sequence[EntityAlias] = ()) -> None:
-        """Record an event's resolutions and, in the same transaction, the aliases they taught."""
-        ...
     def get_entities(self, world_id: str, entity_ids: Sequence[str]) -> list[CanonicalEntity]: ...
-    def event_entity_ids(self, world_id: str, event_ids: Sequence[str]) -> dict[str, list[str]]: ...
-    def upsert_relationship(self, rel: Relationship) -> Relationship: ...
-    def relationships(self, world_id: str, entity_id: str, depth: int, *,
-                      user_id: str | None = None) -> list[Relationship]:
-        """Edges within `depth` hops of the entity, either direction. Every read of the graph takes `user_id`:
-        given, only the edges that user sees (their own facts' and the world's), each with only that user's
-        evidence and confidence; None, every edge as stored (world-level callers)."""
-        ...
     # resolution: the fast path, provenance, what waits for the user, coreference candidates, the graph
     def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
                    limit: int) -> list[NameMatch]:
@@ -65,33 +50,8 @@ class EntityStore(Protocol):
                                description: str | None = None, alias_source: str = "created") -> CanonicalEntity:
         """The entity with this external reference, created with its name as a global alias if missing."""
         ...
-    def known_aliases_in(self, world_id: str, phrases: Sequence[str], user_id: str | None) -> list[str]:
-        """Those normalized phrases that are aliases of the world (global or the user's own)."""
-        ...
-    def recorded_mentions(self, world_id: str, event_ids: Sequence[str]) -> list[RecordedMention]: ...
-    def get_mention(self, world_id: str, mention_id: str) -> RecordedMention | None: ...
-    def pending_disambiguations(self, world_id: str, user_id: str | None, limit: int) -> list[RecordedMention]: ...
-    def set_mention_entities(self, world_id: str, updates: Sequence[tuple[str, str, str, float]]) -> None:
-        """(mention id, entity id, method, confidence) for mentions resolved after they were recorded."""
-        ...
-    def conversation_sightings(self, world_id: str, conversation_id: str, until: datetime,
-                               limit: int) -> list[EntitySighting]:
-        """The conversation's resolved mentions up to `until`, most recent first."""
-        ...
-    def relations_of(self, world_id: str, entity_ids: Sequence[str], *,
-                     user_id: str | None = None) -> list[EntitySighting]:
-        """Entities standing in an `<x>_of` relationship to one of these (Sam boss_of dana: dana's boss), on the
-        edges `user_id` sees when given."""
-        ...
     def entity_aliases(self, world_id: str, entity_id: str, user_id: str | None) -> list[EntityAlias]:
         """An entity's aliases: global ones and `user_id`'s own, or everyone's when `user_id` is None."""
-        ...
-    def neighbours(self, world_id: str, entity_ids: Sequence[str], *,
-                   user_id: str | None = None) -> list[Relationship]:
-        """Relationships touching any of the entities, either direction (those `user_id` sees when given)."""
-        ...
-    def drop_relationship_source(self, world_id: str, memory_id: str) -> int:
-        """Forget a fact behind its edges; edges left with no fact behind them go. Returns edges removed."""
         ...
     def domain_sources(self, world_id: str) -> list[DomainSource]: ...
     def upsert_domain_source(self, world_id: str, source: DomainSource, description: str | None = None) -> None: ...

@@ -11,15 +11,17 @@ from engram.ports.erase import EraseStore
 from engram.ports.events import EventStore
 from engram.ports.insights import InsightStore
 from engram.ports.memories import MemoryStore
+from engram.ports.mentions import MentionStore
 from engram.ports.outbox import OutboxStore
 from engram.ports.portability import PortabilityStore
 from engram.ports.queries import QueryStore
+from engram.ports.relationships import RelationshipStore
 from engram.ports.retrieval import RetrievalStore
 from engram.ports.signals import SignalStore
 from engram.ports.summaries import SummaryStore
 
 
-class Store(PortabilityStore, EraseStore, EventStore, EntityStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
+class Store(PortabilityStore, EraseStore, EventStore, EntityStore, MentionStore, RelationshipStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
             RetrievalStore, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
         """The world's `system_config` rows (heuristics and tag categories), as stored: not validated."""

@@ -21,12 +21,12 @@ from engram.model.queries import ContextItem
 from engram.model.requests import Capability
 from engram.model.search import SearchHit
 from engram.model.world import World
-from engram.ports import Embedder, EventStore, KeywordIndex, QueryStore
+from engram.ports import Embedder, EventStore, KeywordIndex, QueryStore, RelationshipStore
 from engram.retrieval.search import SearchStore, search
 
 
-class CapabilityStore(SearchStore, EventStore, QueryStore, Protocol):
-    """What the capabilities read: the fused search's store, the entity graph, the conversations, the world's
+class CapabilityStore(SearchStore, RelationshipStore, EventStore, QueryStore, Protocol):
+    """What the capabilities read: the fused search's store, the entity graph and its edges, the conversations, the world's
     definitions, and a user's facts about an entity (of `MemoryStore`)."""
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,

@@ -10,12 +10,11 @@ from functools import partial
 from typing import Any, Protocol
 
 from engram.consolidation import run as consolidation
-from engram.enrichment.extract import ExtractStore, extract_events
-from engram.enrichment.indexing import IndexingStore, index_pending
+from engram.enrichment.extract import ExtractPorts, ExtractStore, extract_events
+from engram.enrichment.indexing import IndexingPorts, IndexingStore, index_pending
 from engram.enrichment.resolve import resolve_events
 from engram.errors import ConfigurationError
 from engram.model.world import World
-from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex
 from engram.ports.clients import Clients
 from engram.query import loop, research
 
@@ -24,20 +23,12 @@ class EnrichStore(ExtractStore, IndexingStore, Protocol):
     """What the enrichment steps read and write together."""
 
 
-class EnrichPorts(Protocol):
+class EnrichPorts(ExtractPorts, IndexingPorts, Protocol):
     """The ports of the enrichment steps (Resolve, Extract, Index), and the World each step resolves: the
     `Clients` bundle, or the unit tests' in-memory fakes."""
 
     @property
     def store(self) -> EnrichStore: ...
-    @property
-    def index(self) -> KeywordIndex: ...
-    @property
-    def embedder(self) -> Embedder: ...
-    @property
-    def llm(self) -> LLM: ...
-    @property
-    def domain(self) -> DomainDatabase | None: ...
     def world(self, world_id: str) -> World: ...
 
 

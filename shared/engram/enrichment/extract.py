@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Protocol
 
 from engram.enrichment.facts import (
+    FactPorts,
     FactStore,
     MentionNames,
     apply_triple,
@@ -33,7 +34,7 @@ from engram.model.events import StoredEvent
 from engram.model.memories import EpisodeEntity, EpisodicMemory, OntologyPredicate, SemanticMemory
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports import LLM, DomainDatabase, Embedder, InsightStore
+from engram.ports import InsightStore
 from engram.rules.classify import EXTRACTABLE, classify
 
 
@@ -43,17 +44,11 @@ class ExtractStore(FactStore, SignalExtractStore, InsightStore, Protocol):
     def insert_episodic(self, memory: EpisodicMemory, embedding: Sequence[float] | None) -> None: ...
 
 
-class ExtractPorts(Protocol):
-    """The ports the extract step uses."""
+class ExtractPorts(FactPorts, Protocol):
+    """The ports the extract step uses: the fact lifecycle's, with a store for the signals, insights and episodes."""
 
     @property
     def store(self) -> ExtractStore: ...
-    @property
-    def llm(self) -> LLM: ...
-    @property
-    def embedder(self) -> Embedder: ...
-    @property
-    def domain(self) -> DomainDatabase | None: ...
 
 
 def extract_events(clients: ExtractPorts, world: World, event_ids: Sequence[str], *,

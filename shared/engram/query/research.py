@@ -23,10 +23,19 @@ from engram.model.memories import SemanticMemory
 from engram.model.queries import Answer, Source, WorldQuery
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchReport, SubQuestion
 from engram.model.world import World
-from engram.ports import LLM, Embedder, KeywordIndex, WebSearch
 from engram.query import budget, capabilities
 from engram.query import offer as offers
-from engram.query.loop import LoopState, LoopStore, _done, _grounded, _load, _model_wait, _record_usage, _traced
+from engram.query.loop import (
+    LoopPorts,
+    LoopState,
+    LoopStore,
+    _done,
+    _grounded,
+    _load,
+    _model_wait,
+    _record_usage,
+    _traced,
+)
 
 ResearchOutcome = Literal["planned", "gathered", "incomplete", "complete", "answer"]
 
@@ -37,19 +46,11 @@ class ResearchStore(LoopStore, Protocol):
     def get_semantic(self, world_id: str, memory_ids: Sequence[str]) -> list[SemanticMemory]: ...
 
 
-class ResearchPorts(Protocol):
-    """The ports the research steps use."""
+class ResearchPorts(LoopPorts, Protocol):
+    """The ports the research steps use: the loop's, with a store that also reads facts by id."""
 
     @property
     def store(self) -> ResearchStore: ...
-    @property
-    def index(self) -> KeywordIndex: ...
-    @property
-    def embedder(self) -> Embedder: ...
-    @property
-    def llm(self) -> LLM: ...
-    @property
-    def web(self) -> WebSearch | None: ...
 
 
 class ResearchState(BaseModel):

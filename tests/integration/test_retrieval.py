@@ -264,7 +264,7 @@ def test_web_results_come_first_only_when_the_input_calls_for_them_and_search_is
     enabled = Clients(**{**clients.__dict__, "web": web})
     current = conversation_context(enabled, enabled.world("wc-web"), "lee", "now", "What's the weather in Porto today?", NOW)
     assert web.asked == ["What's the weather in Porto today?"]
-    assert current.lines("lee", NOW)[:2] == ["Current information from the web:", "- Weather: Sunny in Porto"]
+    assert current.lines("lee", NOW)[:2] == ["Here's current web search information relevant to your question:", "- Weather: Sunny in Porto"]
     remembered = conversation_context(enabled, enabled.world("wc-web"), "lee", "now", "What did I say about the garden?", NOW)
     assert remembered.web == [] and len(web.asked) == 1
     off = conversation_context(clients, clients.world("wc-web"), "lee", "now", "What's the weather in Porto today?", NOW)

@@ -34,7 +34,7 @@ def test_times_read_as_people_say_them() -> None:
 
 def test_another_participant_of_a_shared_conversation_is_named() -> None:
     line = format_line(_event("e", "user", "Hi all", timedelta(minutes=1), user="sam"), "dana", NOW)
-    assert line == "- sam said (1 minute ago): Hi all"
+    assert line == "- sam said (1 minutes ago): Hi all"
 
 
 def test_the_whole_block_starts_with_the_header_and_ends_with_the_current_input() -> None:
@@ -52,8 +52,8 @@ def test_web_results_come_first() -> None:
     context = ConversationContext(events=[_event("e1", "user", "I like Porto", timedelta(days=1))],
                                   web=[WebResult(title="Porto", snippet="A city in Portugal.", url="https://x.org")])
     assert context.lines("dana", NOW) == [
-        "Current information from the web:", "- Porto: A city in Portugal. (https://x.org)", "",
-        "Here's some relevant context from our previous conversations:", "- You said (1 day ago): I like Porto"]
+        "Here's current web search information relevant to your question:", "- Porto: A city in Portugal. (https://x.org)", "",
+        "Here's some relevant context from our previous conversations:", "- You said (1 days ago): I like Porto"]
 
 
 def test_with_nothing_to_show_only_the_input_remains() -> None:

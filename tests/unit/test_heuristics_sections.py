@@ -50,7 +50,10 @@ FLAT_NAMES = {
     "search_semantic_candidates", "search_pool", "search_expand_top", "search_neighbour_weight",
     "search_session_weight", "search_context_weight", "event_context_embedding", "graph_depth",
     "graph_hop_decay", "graph_max_entities", "serendipity_limit", "query_embedding_cache",
-    "web_search_keywords", "web_search_temporal_words", "web_search_max_results"
+    "web_search_keywords", "web_search_temporal_words", "web_search_max_results",
+    # issue 23 (the Komputa rules): how keywords match, the web trigger's question patterns, singular units
+    "importance_keyword_match", "tag_keyword_match", "web_search_question_patterns", "web_search_keyword_match",
+    "relative_time_singular",
 }
 
 

@@ -58,10 +58,13 @@ def test_inflected_keywords_still_count() -> None:
     assert importance("I preferred the window seat and remembered my passport.", "userinput", H) == 0.6
 
 
-def test_a_keyword_inside_another_word_does_not_count() -> None:
-    # "Delhi lives" holds the letters of "i live", "Hawaii amid" those of "i am": neither is said.
-    assert importance("My friend from Delhi lives nearby.", "userinput", H) == 0.4
-    assert importance("We flew to Hawaii amid the storm.", "userinput", H) == 0.4
+def test_a_keyword_inside_another_word_counts_unless_the_world_asks_for_word_starts() -> None:
+    # "Delhi lives" holds the letters of "i live", "Hawaii amid" those of "i am": the content contains them.
+    assert importance("My friend from Delhi lives nearby.", "userinput", H) == 0.6
+    assert importance("We flew to Hawaii amid the storm.", "userinput", H) == 0.6
+    word_starts = H.with_overrides({"importance_keyword_match": "word_start"})
+    assert importance("My friend from Delhi lives nearby.", "userinput", word_starts) == 0.4
+    assert importance("We flew to Hawaii amid the storm.", "userinput", word_starts) == 0.4
 
 
 def test_the_score_is_capped_at_one() -> None:
@@ -118,26 +121,27 @@ def test_there_are_seven_default_tag_categories() -> None:
     ("Will it rain in Porto?", "weather"),
     ("Good morning!", "greeting"),
     ("Where is the station", "question"),
-    ("I love hiking.", "preference"),
+    ("I like hiking.", "preference"),
     ("My name is Dana.", "personal"),
-    ("See you tomorrow.", "time"),
-    ("Did you see the headline about the election", "news"),
+    ("What time is it?", "time"),
+    ("Did you see the news about the election", "news"),
 ])
 def test_each_category_is_found_by_its_keywords(content: str, tag: str) -> None:
     assert tag in tags_for(content, CATEGORIES)
 
 
 def test_an_event_gets_every_category_it_matches_in_configured_order() -> None:
-    assert tags_for("Hello! What's the weather tomorrow?", CATEGORIES) == ["weather", "greeting", "question", "time"]
+    assert tags_for("Hello! What's the weather tomorrow?", CATEGORIES) == ["weather", "greeting", "question"]
 
 
 def test_tags_ignore_case() -> None:
-    assert tags_for("BREAKING NEWS: SNOW EXPECTED", CATEGORIES) == ["weather", "news"]
+    assert tags_for("BREAKING NEWS: RAIN EXPECTED", CATEGORIES) == ["weather", "news"]
 
 
-def test_word_keywords_match_whole_words_only() -> None:
-    # "hi" is not in "this", "rain" is not in "training".
-    assert tags_for("this training is fine", CATEGORIES) == []
+def test_keywords_match_inside_words_unless_the_world_asks_for_whole_words() -> None:
+    # "hi" is in "this", "rain" in "training": the Komputa rules' partial matching.
+    assert tags_for("this training is fine", CATEGORIES) == ["weather", "greeting"]
+    assert tags_for("this training is fine", CATEGORIES, "whole_word") == []
 
 
 def test_punctuation_keywords_match_anywhere() -> None:
@@ -162,13 +166,13 @@ NOW = datetime(2026, 12, 20, 15, 0, tzinfo=UTC)
 @pytest.mark.parametrize(("ago", "shown"), [
     (timedelta(0), "just now"),
     (timedelta(seconds=59), "just now"),
-    (timedelta(seconds=60), "1 minute ago"),
+    (timedelta(seconds=60), "1 minutes ago"),
     (timedelta(minutes=2), "2 minutes ago"),
     (timedelta(minutes=59, seconds=59), "59 minutes ago"),
-    (timedelta(hours=1), "1 hour ago"),
+    (timedelta(hours=1), "1 hours ago"),
     (timedelta(hours=5, minutes=30), "5 hours ago"),
     (timedelta(hours=23, minutes=59), "23 hours ago"),
-    (timedelta(days=1), "1 day ago"),
+    (timedelta(days=1), "1 days ago"),
     (timedelta(days=3), "3 days ago"),
     (timedelta(days=6, hours=23), "6 days ago"),
     (timedelta(days=5, hours=15), "5 days ago"),

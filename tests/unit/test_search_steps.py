@@ -97,7 +97,7 @@ def test_a_question_about_the_present_brings_web_results_first_when_web_search_i
     with_web = FakePorts(store=fakes.store, index=fakes.index, web=web)
     context = conversation_context(with_web, WORLD, "dana", "c1", "What's the weather in Lisbon today?", NOW)
     assert web.asked == ["What's the weather in Lisbon today?"]
-    assert context.lines("dana", NOW)[:2] == ["Current information from the web:",
+    assert context.lines("dana", NOW)[:2] == ["Here's current web search information relevant to your question:",
                                               "- Lisbon weather: Sunny, 24°C (https://example.org)"]
     conversation_context(with_web, WORLD, "dana", "c1", "What do I do on weekends?", NOW)
     assert len(web.asked) == 1  # no trigger, no web search

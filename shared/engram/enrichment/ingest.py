@@ -54,7 +54,8 @@ def ingest_events(clients: IngestPorts, world: World, request: IngestRequest, *,
             world_id=world_id, event_id=e.event_id or new_id("evt"), user_id=e.user_id,
             conversation_id=e.conversation_id, role=e.role, content=e.content, content_type=content_type,
             occurred_at=e.occurred_at or now, received_at=now, metadata=e.metadata,
-            importance=importance(e.content, content_type, h), tags=tags_for(e.content, categories),
+            importance=importance(e.content, content_type, h),
+            tags=tags_for(e.content, categories, h.ingest.tag_keyword_match),
         ))
     inserted = clients.store.insert_events(stored)
     new_ids = [e.event_id for e, ok in zip(stored, inserted, strict=True) if ok]

@@ -6,12 +6,15 @@ A world overrides them by their flat names (`system_config` key `heuristics`: `{
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import InitErrorDetails
 
 from engram.model.insights import InterventionKind
+
+KeywordMatch = Literal["anywhere", "word_start", "whole_word"]
+"""Where a keyword counts in a text: anywhere (a substring), only at the start of a word, or as whole words."""
 
 
 class _Section(BaseModel):
@@ -32,6 +35,7 @@ class IngestHeuristics(_Section):
     importance_keywords: tuple[str, ...] = (
         "remember", "prefer", "always", "never", "my name is", "i am", "i live", "i work",
     )
+    importance_keyword_match: KeywordMatch = "anywhere"  # Komputa: content "containing" a keyword
     importance_keyword_boost: float = 0.2
     importance_cap: float = 1.0
     max_events_per_batch: int = 100
@@ -39,16 +43,15 @@ class IngestHeuristics(_Section):
     enrichment_sweep_grace_s: int = 300  # a pending event older than this lost its enrichment start
     enrichment_sweep_limit: int = 1_000  # events restarted per sweep (per world when one is named)
     tag_keywords: dict[str, tuple[str, ...]] = {
-        "weather": ("weather", "rain", "sunny", "temperature", "forecast", "snow", "cloudy", "wind"),
-        "greeting": ("hello", "hi", "hey", "good morning", "good afternoon", "good evening", "greetings"),
-        "question": ("?", "what", "how", "why", "when", "where", "who", "which"),
-        "preference": ("prefer", "like", "love", "hate", "favorite", "favourite", "enjoy", "dislike"),
-        "personal": ("my name", "i am", "i'm", "my family", "my job", "i live", "i work", "my wife",
-                     "my husband", "my kids"),
-        "time": ("today", "tomorrow", "yesterday", "tonight", "morning", "evening", "week", "month",
-                 "year", "o'clock"),
-        "news": ("news", "headline", "breaking", "latest", "announced", "report"),
+        "weather": ("weather", "temperature", "rain", "sunny", "cloudy", "forecast"),
+        "greeting": ("hello", "hi", "hey", "good morning", "good evening"),
+        "question": ("what", "how", "why", "when", "where", "who", "?"),
+        "preference": ("prefer", "like", "favorite", "always", "never", "usually"),
+        "personal": ("my name", "i am", "i live", "i work", "my job"),
+        "time": ("time", "clock", "hour", "minute", "schedule", "calendar"),
+        "news": ("news", "today", "latest", "current", "recent", "breaking", "update", "happening"),
     }
+    tag_keyword_match: KeywordMatch = "anywhere"  # Komputa: "keywords can appear anywhere in content"
 
 
 class ResolveHeuristics(_Section):
@@ -211,14 +214,16 @@ class ContextHeuristics(_Section):
     context_important: int = 5
     context_max_items: int = 8
     web_search_keywords: tuple[str, ...] = (
-        "latest", "current", "currently", "news", "headline", "weather", "forecast", "stock price", "exchange rate",
-        "score", "right now", "breaking",
+        "news", "today", "latest", "current", "recent", "now", "this week", "this month", "today's",
+        "recent events", "what's happening", "what happened", "breaking", "update",
     )
-    web_search_temporal_words: tuple[str, ...] = (
-        "today", "tonight", "now", "this week", "this month", "this year", "recent", "recently", "these days",
-        "at the moment", "yesterday", "tomorrow",
+    web_search_question_patterns: tuple[str, ...] = (
+        "what is", "what are", "what's", "tell me about", "update on", "latest on",
     )
+    web_search_temporal_words: tuple[str, ...] = ("today", "now", "latest")  # with a question pattern
+    web_search_keyword_match: KeywordMatch = "anywhere"  # Komputa: the input "contains" a keyword
     web_search_max_results: int = 3
+    relative_time_singular: bool = False  # Komputa reads "{X} minutes ago" even for 1; True: "1 minute ago"
 
 
 class QueryHeuristics(_Section):

@@ -10,7 +10,8 @@ first), shown in the order they happened:
     Current user input: ...
 
 When the input needs current information (the web-search trigger rules) and a web search is enabled,
-its results come first. Another participant of a shared conversation is named ("- Sam said (...)")."""
+its results come first, under "Here's current web search information relevant to your question:" and
+followed by an empty line. Another participant of a shared conversation is named ("- Sam said (...)")."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from engram.rules.timefmt import relative_time
 from engram.rules.web_trigger import needs_web_search
 
 HEADER = "Here's some relevant context from our previous conversations:"
-WEB_HEADER = "Current information from the web:"
+WEB_HEADER = "Here's current web search information relevant to your question:"
 INPUT = "Current user input: {input}"
 
 
@@ -58,11 +59,12 @@ class ConversationPorts(Protocol):
 class ConversationContext:
     events: list[StoredEvent]  # chosen, oldest first
     web: list[WebResult] = field(default_factory=list)
+    singular_units: bool = False  # "1 minute ago" instead of the document's "1 minutes ago"
 
     def lines(self, user_id: str, now: datetime) -> list[str]:
         """The context lines: web results first, then one line per event."""
         web = [WEB_HEADER, *(f"- {r.title}: {r.snippet}" + (f" ({r.url})" if r.url else "") for r in self.web)]
-        events = [HEADER, *(format_line(e, user_id, now) for e in self.events)]
+        events = [HEADER, *(format_line(e, user_id, now, singular_units=self.singular_units) for e in self.events)]
         return ([*web, ""] if self.web else []) + (events if self.events else [])
 
     def render(self, user_id: str, user_input: str, now: datetime) -> str:
@@ -71,9 +73,9 @@ class ConversationContext:
         return "\n".join([*lines, "", INPUT.format(input=user_input)] if lines else [INPUT.format(input=user_input)])
 
 
-def format_line(event: StoredEvent, user_id: str, now: datetime) -> str:
+def format_line(event: StoredEvent, user_id: str, now: datetime, *, singular_units: bool = False) -> str:
     """`- You said (3 hours ago): ...` for the user, `- I responded (...)` for the assistant."""
-    when = relative_time(event.occurred_at, now)
+    when = relative_time(event.occurred_at, now, singular=singular_units)
     if event.role == "assistant":
         who = "I responded"
     elif event.role == "user" and event.user_id == user_id:
@@ -106,7 +108,7 @@ def conversation_context(clients: ConversationPorts, world: World, user_id: str,
                    [: h.context.context_important]})
     kept = list(chosen.values())[: h.context.context_max_items]
     web: list[WebResult] = []
-    if clients.web is not None and needs_web_search(user_input, h.context.web_search_keywords,
-                                                    h.context.web_search_temporal_words):
+    if clients.web is not None and needs_web_search(user_input, h):
         web = clients.web.search(user_input, h.context.web_search_max_results)
-    return ConversationContext(events=sorted(kept, key=lambda e: (e.occurred_at, e.event_id)), web=web)
+    return ConversationContext(events=sorted(kept, key=lambda e: (e.occurred_at, e.event_id)), web=web,
+                               singular_units=h.context.relative_time_singular)

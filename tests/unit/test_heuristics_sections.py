@@ -50,7 +50,8 @@ FLAT_NAMES = {
     "search_semantic_candidates", "search_pool", "search_expand_top", "search_neighbour_weight",
     "search_session_weight", "search_context_weight", "event_context_embedding", "graph_depth",
     "graph_hop_decay", "graph_max_entities", "serendipity_limit", "query_embedding_cache",
-    "web_search_keywords", "web_search_temporal_words", "web_search_max_results"
+    "web_search_keywords", "web_search_temporal_words", "web_search_max_results",
+    "semantic_brain_min_similarity", "query_classifier",
 }
 
 

@@ -87,12 +87,15 @@ def test_every_text_gets_one_known_class(content: str) -> None:
     ("what does she like", "semantic"),
     ("favourite colour", "semantic"),
 ])
-def test_questions_are_read_as_a_name_a_relationship_a_type_a_time_or_a_meaning(question: str, kind: str) -> None:
-    assert classify_query(question) == kind
+def test_a_world_reading_conversational_questions_reads_a_name_a_relationship_a_type_a_time_or_a_meaning(
+        question: str, kind: str) -> None:
+    # L-gent's rules are the default (tests/unit/test_rules_002_lgent.py); this is the per-world alternative.
+    assert classify_query(question, "conversational") == kind
 
 
-def test_a_capital_at_the_start_of_a_question_does_not_make_it_a_name() -> None:
-    assert classify_query("Where is the station") == "semantic"
+@pytest.mark.parametrize("rules", ["lgent", "conversational"])
+def test_a_capital_at_the_start_of_a_question_does_not_make_it_a_name(rules: str) -> None:
+    assert classify_query("Where is the station", rules) == "semantic"  # type: ignore[arg-type]
 
 
 def test_the_rules_weights_lean_each_intent_on_its_brain() -> None:
@@ -108,3 +111,4 @@ def test_the_rules_weights_lean_each_intent_on_its_brain() -> None:
 @given(st.text(max_size=200))
 def test_every_query_gets_one_known_intent(query: str) -> None:
     assert classify_query(query) in QUERY_CLASSES
+    assert classify_query(query, "conversational") in QUERY_CLASSES

@@ -54,6 +54,8 @@ FLAT_NAMES = {
     # issue 23 (the Komputa rules): how keywords match, the web trigger's question patterns, singular units
     "importance_keyword_match", "tag_keyword_match", "web_search_question_patterns", "web_search_keyword_match",
     "relative_time_singular",
+    # issue 23 (the L-gent rules): the classifier and the semantic brain's threshold
+    "semantic_brain_min_similarity", "query_classifier",
 }
 
 

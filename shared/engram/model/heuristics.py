@@ -173,8 +173,12 @@ class RetrievalHeuristics(_Section):
     weight_reinforcement: float = 0.05
     recency_half_life_days: float = 30.0
     recency_half_life_long_days: float = 90.0
-    semantic_min_similarity: float = 0.2
+    semantic_min_similarity: float = 0.2  # the conversation context's similar turns and find-similar
+    semantic_brain_min_similarity: float = 0.5  # the semantic brain's threshold (L-gent's 0.5; 0.2 was engram's)
     search_limit: int = 10
+    # how a query is read: L-gent's rules ("lgent": a bare name, a type signature, depends / compatible /
+    # implements) or engram's reading of conversational questions ("conversational": names, relations, kinds, times)
+    query_classifier: Literal["lgent", "conversational"] = "lgent"
     # the brains' fusion, by intent (weights: keyword, semantic, graph)
     fusion_weights: dict[str, dict[str, float]] = {
         "exact_name": {"keyword": 0.8, "semantic": 0.1, "graph": 0.1},

@@ -79,6 +79,7 @@ class Suggestion(Frozen):
     entity_id: str
     name: str
     reason: str
+    confidence: float  # how sure the suggestion is: the entity's graph weight (1 a seed, less per hop)
 
 
 class BrainReport(Frozen):

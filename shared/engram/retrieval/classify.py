@@ -1,8 +1,10 @@
 """Query classification: how a query reads decides how much each brain counts (L-gent's rules).
 
-Five intents, checked in this order: an exact name (the query is a name and little else), a
-relationship (how entities relate), a type query (things of a kind), temporal (when, how long, dates),
-and otherwise semantic. The brain weights of each intent are heuristics (`fusion_weights`).
+By default L-gent's own rules, in its order: an exact name (one capitalised word, maybe `_v2`), a type
+query (`->`, `input:` or `output:`), a relationship (depends, compatible or implements anywhere in it),
+otherwise semantic intent. A world may read conversational questions instead (`query_classifier`:
+"conversational"): a name span, a relationship, a type query (things of a kind), temporal (when, how long,
+dates), otherwise semantic. The brain weights of each intent are heuristics (`fusion_weights`).
 """
 
 from __future__ import annotations
@@ -37,8 +39,27 @@ _WORD = re.compile(r"[\w'-]+")
 _NAME_SPAN = re.compile(r"^\s*\"?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\"?\s*\??\s*$")
 
 
-def classify_query(query: str) -> QueryClass:
-    """The query's intent, by rules (no model call)."""
+# L-gent's rules, verbatim: the exact-name pattern, the type-signature markers, the relationship keywords.
+EXACT_NAME = re.compile(r"^[A-Z][a-zA-Z]*(_v\d+)?$")
+TYPE_MARKERS = ("->", "input:", "output:")
+RELATIONSHIP_KEYWORDS = ("depends", "compatible", "implements")
+
+
+def classify_query(query: str, rules: Literal["lgent", "conversational"] = "lgent") -> QueryClass:
+    """The query's intent, by rules (no model call): L-gent's, or engram's conversational reading."""
+    if rules == "conversational":
+        return _conversational(query)
+    if EXACT_NAME.match(query):
+        return "exact_name"
+    if any(marker in query for marker in TYPE_MARKERS):
+        return "type"
+    if any(keyword in query.lower() for keyword in RELATIONSHIP_KEYWORDS):
+        return "relationship"
+    return "semantic"
+
+
+def _conversational(query: str) -> QueryClass:
+    """A name span, a relationship, things of a kind, a time, else a meaning: questions about a conversation."""
     stripped = query.strip()
     words = [w for w in _WORD.findall(stripped) if w.lower() not in STOPWORDS]
     if stripped and (_NAME_SPAN.match(stripped) or (stripped.startswith('"') and stripped.endswith('"')

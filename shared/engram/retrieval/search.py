@@ -101,7 +101,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     now = now or utcnow()
     world_id, h = world.world_id, world.heuristics
     kinds = tuple(kinds or SEARCHABLE)
-    intent = classify_query(query)
+    intent = classify_query(query, h.retrieval.query_classifier)
     weights = h.retrieval.fusion_weights.get(intent, h.retrieval.fusion_weights["semantic"])
     depth = max(h.retrieval.search_candidates, limit)
     windows = time_windows(query, now)
@@ -114,7 +114,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     vector = query_vector(clients.embedder, query, h.retrieval.query_embedding_cache)
     semantic_f = _timed(timings, "semantic", lambda: clients.store.semantic_search(
         world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.retrieval.search_semantic_candidates, limit),
-        min_similarity=h.retrieval.semantic_min_similarity, context_weight=h.retrieval.search_context_weight))
+        min_similarity=h.retrieval.semantic_brain_min_similarity, context_weight=h.retrieval.search_context_weight))
     entities = entities_f.result()
 
     def walk() -> tuple[dict[str, float], list[SemanticHit]]:
@@ -172,7 +172,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     )
 
 
-def find_similar(clients: SimilarPorts, world: World, kind: DocKind, doc_id: str, *, limit: int = 10,
+def find_similar(clients: SimilarPorts, world: World, kind: DocKind, doc_id: str, *, limit: int = 5,
                  kinds: Sequence[DocKind] | None = None, user_id: str | None = None) -> list[SearchHit]:
     """The memories (or entities) nearest one memory or entity by meaning, at least as similar as the
     semantic threshold, each with the one line that says why. For `user_id`, from one of the user's own or
@@ -252,9 +252,15 @@ def _explain(ranks: dict[str, int], similarity: float | None, about: list[str], 
     return line
 
 
+# The query types as L-gent names them (EXACT_NAME, TYPE_QUERY, RELATIONSHIP, SEMANTIC_INTENT), and engram's temporal.
+INTERPRETED_AS: dict[QueryClass, str] = {"exact_name": "exact name", "type": "type query", "relationship": "relationship",
+                                         "semantic": "semantic intent", "temporal": "temporal query"}
+
+
 def _interpretation(intent: QueryClass, weights: dict[str, float], entities: list[QueryEntity],
                     lexical_query: str, unavailable: list[Brain]) -> str:
-    line = f"{intent.replace('_', ' ')} query; brains weighted " + ", ".join(f"{b} {w}" for b, w in weights.items())
+    line = f"Understood as {INTERPRETED_AS[intent]}; brains weighted " + ", ".join(
+        f"{b} {w}" for b, w in weights.items())
     if entities:
         line += "; entities: " + ", ".join(f"{e.name} ({e.method})" for e in entities)
     if lexical_query:
@@ -284,4 +290,6 @@ def _serendipity(clients: SearchPorts, world_id: str, reached: dict[str, float],
     if not candidates:
         return []
     by_id = {e.entity_id: e for e in clients.store.get_entities(world_id, candidates)}
-    return [Suggestion(entity_id=e, name=by_id[e].name, reason=reason) for e in candidates if e in by_id]
+    # The confidence is the entity's graph weight: 1 for a seed, halving (`graph_hop_decay`) per hop.
+    return [Suggestion(entity_id=e, name=by_id[e].name, reason=reason, confidence=round(reached[e], 4))
+            for e in candidates if e in by_id]

@@ -145,7 +145,7 @@ def test_the_thinning_budgets_are_enforced_on_every_round_and_reported(
     assert report is not None and report.budgets is not None and report.budgets.compact == 120
     assert report.peak_gathered_tokens > 120 >= report.peak_sent_tokens
     gathers = [t for t in query.trace if t.step == "gather"]
-    assert len(gathers) == 3
+    assert len(gathers) == 2  # the default two rounds in all
     for gather in gathers:
         assert gather.detail["estimated_tokens"] <= 120 and gather.detail["budget"] == 60
         assert gather.detail["thinned"]

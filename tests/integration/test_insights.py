@@ -105,14 +105,14 @@ def test_a_model_that_is_down_skips_the_check_without_failing_the_step_and_a_re_
     assert inflection is not None and inflection.turn == 3
 
 
-def test_a_model_s_reading_counts_only_above_the_threshold_and_rests_only_on_signals_it_was_shown(
+def test_a_model_s_reading_counts_from_the_threshold_up_and_rests_only_on_signals_it_was_shown(
         clients: Clients) -> None:
     def reading(confidence: float) -> Clients:
         return dataclasses.replace(clients, llm=ScriptedLLM(inflection=InflectionAssessment(
             kind="synthesis_decision", confidence=confidence, suggested_topic="the launch date",
             signal_ids=["sig_invented"], rationale="scripted")))
 
-    hesitant = reading(0.75)
+    hesitant = reading(0.74)
     said = _script(hesitant, "model-hesitant", RESEARCH[:5])
     assert sum(counts["inflections"] for _id, counts in said) == 0
     assert clients.store.current_inflection(WORLD, "model-hesitant") is None
@@ -185,10 +185,10 @@ def test_a_dismissed_intervention_is_never_offered_again(clients: Clients) -> No
                                            ("user", "Right."), ("user", "Next item."), ("user", "Done for today.")])
     assert [counts["interventions"] for _id, counts in later] == [0] * 6
     assert clients.store.list_interventions(WORLD, "dismissal", "open") == []
-    # Three new questions are new material (read at once: "budget" triggers the signal extraction):
+    # Three new questions are new material (read at once: "deadline" triggers the signal extraction):
     # organising them is a new intervention, resting on them alone.
     [(_id, counts)] = _script(clients, "dismissal", [
-        ("user", "Which region goes first? How big is the team? What does the pilot cost? The budget is due soon.")])
+        ("user", "Which region goes first? How big is the team? What does the pilot cost? The deadline is soon.")])
     [fresh] = clients.store.list_interventions(WORLD, "dismissal", "open")
     assert counts["interventions"] == 1 and fresh.kind == "organise_questions"
     assert not set(fresh.signal_ids) & set(offered.signal_ids)

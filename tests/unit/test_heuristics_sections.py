@@ -25,6 +25,7 @@ FLAT_NAMES = {
     "conflict_recency_gap_days", "cross_conflict_max_facts", "decay_half_life_days", "signal_trigger_phrases",
     "signal_roles", "signal_min_turns", "signal_min_chars", "signal_force_after_turns",
     "signal_marker_confidence", "signal_claim_confidence", "signal_claim_min_words", "signal_max_chars",
+    "signal_key_casefold",
     "inflection_interval_turns", "inflection_window_messages", "inflection_min_confidence",
     "inflection_base_confidence", "inflection_evidence_step", "inflection_share_weight",
     "inflection_max_confidence", "inflection_research_min_questions", "inflection_question_min_words",

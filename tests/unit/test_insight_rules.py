@@ -1,5 +1,5 @@
 """Insight rules on scripted conversations: the inflection check runs on every third turn over the last six
-messages and counts only above 0.75; interventions follow the conversation's signal patterns, one open per
+messages and counts from 0.75 up; interventions follow the conversation's signal patterns, one open per
 kind, and a dismissed one never comes back."""
 
 from __future__ import annotations
@@ -165,11 +165,11 @@ def test_an_assumption_the_user_confirmed_is_no_longer_untested() -> None:
     assert reading.kind != "critique_assumptions"
 
 
-def test_only_a_confidence_above_the_threshold_counts() -> None:
+def test_a_confidence_from_the_threshold_up_counts() -> None:
     def at(confidence: float) -> InflectionAssessment:
         return InflectionAssessment(kind="research_depth", confidence=confidence, suggested_topic="t")
 
-    assert not inflection_counts(at(0.75), H) and inflection_counts(at(0.751), H)
+    assert not inflection_counts(at(0.749), H) and inflection_counts(at(0.75), H)
     assert not inflection_counts(InflectionAssessment(kind=None, confidence=0.99), H)
     assert not inflection_counts(at(0.8), H.with_overrides({"inflection_min_confidence": 0.85}))
 

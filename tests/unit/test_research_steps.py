@@ -66,7 +66,7 @@ def test_an_incomplete_evaluation_gathers_again_until_no_rounds_remain() -> None
         question="Dana's employer", requests=[InfoRequest(capability="search_memories", params={"query": "employer"})])])
     llm = ScriptedLLM(evaluations=[never])
     fakes = FakePorts(llm=llm)
-    state = research.evaluate(fakes, WORLD, research.gather(fakes, WORLD, _planned(fakes, max_research_iterations=1)))
+    state = research.evaluate(fakes, WORLD, research.gather(fakes, WORLD, _planned(fakes, max_research_iterations=2)))
     assert (state.outcome, state.remaining_iterations) == ("incomplete", 1)
     state = research.evaluate(fakes, WORLD, research.gather(fakes, WORLD, state))
     assert state.outcome == "complete"  # no round left: the synthesis comes next

@@ -39,7 +39,7 @@ def test_the_first_message_of_a_conversation_always_triggers() -> None:
 
 
 @pytest.mark.parametrize("text", ["I assume it ships in May", "Not sure if that works", "Should we wait",
-                                  "The deadline moved", "We need to hire", "Let\u2019s go", "it was DECIDED"])
+                                  "The deadline moved", "the DEADLINE moved", "Two deadlines moved"])
 def test_a_trigger_phrase_triggers_at_once(text: str) -> None:
     assert trigger_reason(first_message=False, text=text, turns_since=1, chars_since=len(text), h=H) == "trigger_phrase"
 
@@ -174,14 +174,21 @@ def test_the_same_text_under_two_types_has_two_keys() -> None:
     assert signal_key("Claim", "the api is slow") != signal_key("Assumption", "the api is slow")
 
 
+@given(signal_type=st.sampled_from(SIGNAL_TYPES), text=st.text(alphabet="abcXYZ 09:-", min_size=1, max_size=80),
+       variant=st.sampled_from([str.upper, str.lower, str.swapcase, str.title, str.casefold]))
+def test_the_dedup_key_ignores_the_case_of_ascii_text(signal_type: str, text: str, variant: object) -> None:
+    assert signal_key(signal_type, variant(text)) == signal_key(signal_type, text)  # type: ignore[operator]
+
+
 @given(signal_type=st.sampled_from(SIGNAL_TYPES), text=st.text(min_size=1, max_size=80),
        variant=st.sampled_from([str.upper, str.lower, str.swapcase, str.title, str.casefold]))
-def test_the_dedup_key_ignores_case(signal_type: str, text: str, variant: object) -> None:
-    assert signal_key(signal_type, variant(text)) == signal_key(signal_type, text)  # type: ignore[operator]
+def test_a_casefolding_world_s_dedup_key_ignores_any_case(signal_type: str, text: str, variant: object) -> None:
+    assert signal_key(signal_type, variant(text), casefold=True) == signal_key(  # type: ignore[operator]
+        signal_type, text, casefold=True)
 
 
 @given(words=st.lists(st.text(alphabet="abcxyz", min_size=1, max_size=6), min_size=1, max_size=6),
        gaps=st.lists(st.sampled_from([" ", "  ", "\t", "\n "]), min_size=6, max_size=6))
-def test_the_dedup_key_ignores_how_the_words_are_spaced(words: list[str], gaps: list[str]) -> None:
+def test_a_casefolding_world_s_dedup_key_ignores_how_the_words_are_spaced(words: list[str], gaps: list[str]) -> None:
     spaced = "".join(w + g for w, g in zip(words, gaps, strict=False))
-    assert signal_key("Goal", spaced) == signal_key("Goal", " ".join(words))
+    assert signal_key("Goal", spaced, casefold=True) == signal_key("Goal", " ".join(words), casefold=True)

@@ -89,7 +89,7 @@ def event_signals(world_id: str, event: StoredEvent, h: Heuristics, now: datetim
     """The signals the offline rules read in one event, as extraction stores them (same ids)."""
     signals = []
     for candidate in classify_signals(event.content, h):
-        key = signal_key(candidate.signal_type, candidate.content)
+        key = signal_key(candidate.signal_type, candidate.content, casefold=h.signals.signal_key_casefold)
         signals.append(Signal(
             world_id=world_id, signal_id=signal_id(world_id, event.conversation_id, key),
             conversation_id=event.conversation_id, user_id=event.user_id, event_id=event.event_id,

@@ -113,13 +113,8 @@ class ExtractHeuristics(_Section):
 class SignalHeuristics(_Section):
     """Signals: when a conversation's new turns are read for signals, and how a sentence is classified."""
 
-    signal_trigger_phrases: tuple[str, ...] = (
-        "i assume", "assuming", "presumably", "not sure if", "not sure whether", "should we", "deadline",
-        "due by", "no later than", "budget", "we need to", "we must", "we can't", "we cannot", "the goal is",
-        "our goal", "i want to", "we want to", "we aim to", "i think", "i believe", "what if", "evidence",
-        "according to", "the data shows", "study", "report", "measured", "decided", "decision", "let's",
-        "i'll go with", "we'll go with",
-    )
+    # the Intelligence Engine's trigger phrases; a world widens them by overriding the list
+    signal_trigger_phrases: tuple[str, ...] = ("i assume", "not sure if", "should we", "deadline")
     signal_roles: tuple[str, ...] = ("user",)  # whose messages count as turns and are read for signals
     signal_min_turns: int = 2
     signal_min_chars: int = 200
@@ -128,6 +123,7 @@ class SignalHeuristics(_Section):
     signal_claim_confidence: float = 0.5  # a bare assertive statement read as a Claim
     signal_claim_min_words: int = 4
     signal_max_chars: int = 500  # a longer sentence is cut here before it is stored and keyed
+    signal_key_casefold: bool = False  # the dedup key casefolds and collapses whitespace, not text.lower() alone
 
 
 class InsightHeuristics(_Section):
@@ -136,7 +132,7 @@ class InsightHeuristics(_Section):
 
     inflection_interval_turns: int = 3  # the check runs on every 3rd turn (turns: `signal_roles` messages)
     inflection_window_messages: int = 6  # over the last 6 messages up to that turn, every role
-    inflection_min_confidence: float = 0.75  # an inflection counts only above this (offline or LLM)
+    inflection_min_confidence: float = 0.75  # the minimum at which an inflection counts (offline or LLM)
     insight_max_signals: int = 500  # the conversation's latest signals read by a check
     intervention_cooldown_turns: int = 3  # at most one intervention every 3 turns per conversation
     # the patterns looked for, the first that matches offered; a world leaves one out to turn it off

@@ -17,6 +17,11 @@ InterventionKind = Literal["organise_questions", "validate_assumptions", "struct
 INTERVENTION_KINDS: tuple[InterventionKind, ...] = (
     "organise_questions", "validate_assumptions", "structure_case", "organise_signals",
 )
+# The Intelligence Engine's name of the pattern each intervention answers (the kind names what it offers).
+INTERVENTION_PATTERNS: dict[InterventionKind, str] = {
+    "organise_questions": "multiple_questions", "validate_assumptions": "unvalidated_assumptions",
+    "structure_case": "case_structure", "organise_signals": "high_signal_density",
+}
 InterventionStatus = Literal["open", "dismissed"]
 
 

@@ -23,7 +23,7 @@ class QueryConfig(Frozen):
     include_relationships: bool = True
     temperature: float = Field(default=0.2, ge=0.0, le=1.0)
     max_research_iterations: int = Field(default=2, ge=0, le=4, description=(
-        "research mode: further gathering rounds the completeness check may start after the first"))
+        "research mode: gathering rounds in all, the plan's included (the first always runs)"))
 
 
 class QueryRequest(Frozen):

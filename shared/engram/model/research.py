@@ -73,7 +73,7 @@ class ResearchBudgets(Frozen):
 class ResearchReport(Frozen):
     sub_questions: list[SubQuestion] = Field(default_factory=list)
     iterations: int = 0  # gathering rounds run
-    max_iterations: int = 0  # further rounds the completeness check may start
+    max_iterations: int = 0  # gathering rounds in all, the plan's included (one always runs)
     complete: bool = False
     notes: list[str] = Field(default_factory=list)  # the evaluations' notes, in order
     budgets: ResearchBudgets | None = None
@@ -84,7 +84,7 @@ class ResearchReport(Frozen):
 
     @property
     def remaining_iterations(self) -> int:
-        return max(0, self.max_iterations - max(0, self.iterations - 1))
+        return max(0, self.max_iterations - self.iterations)
 
     def pending(self) -> list[SubQuestion]:
         return [s for s in self.sub_questions if s.status == "pending"]

@@ -1,6 +1,6 @@
 """Research mode of engram-query: after `init`, the model plans sub-questions, `gather` runs their
 capability requests, `evaluate` checks completeness (and may send the research back to gather, at most
-`max_research_iterations` further rounds), and `synthesize` answers with citations, naming the
+`max_research_iterations` rounds in all), and `synthesize` answers with citations, naming the
 conflicting evidence among the sources.
 
 Like the loop's steps, each takes and returns a small state; the plan and its progress live in the

@@ -5,7 +5,7 @@ signals call for.
 Turns are the `signal_roles` messages (as for signals). The inflection check runs on every
 `inflection_interval_turns`-th turn over the last `inflection_window_messages` messages; the offline
 reading scores each kind as base + step per piece of evidence + weight x the share of the window's
-turns that carry it, capped. Only above `inflection_min_confidence` does an inflection count.
+turns that carry it, capped. An inflection counts from `inflection_min_confidence` up.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def inflection_checkpoint(turns: int, checked_turn: int, h: Heuristics) -> int |
 
 
 def inflection_counts(assessment: InflectionAssessment, h: Heuristics) -> bool:
-    """Only an inflection above the configured confidence counts."""
-    return assessment.kind is not None and assessment.confidence > h.insights.inflection_min_confidence
+    """An inflection counts from the configured confidence up (0.75: the minimum to activate an agent)."""
+    return assessment.kind is not None and assessment.confidence >= h.insights.inflection_min_confidence
 
 
 def intervention_due(turns: int, last_intervention_turn: int | None, h: Heuristics) -> bool:

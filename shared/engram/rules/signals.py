@@ -172,17 +172,18 @@ def classify_signals(text: str, h: Heuristics) -> list[SignalCandidate]:
     for position, sentence in enumerate(sentences(text)):
         candidate = classify_sentence(sentence, h)
         if candidate is not None:
-            found.setdefault(signal_key(candidate.signal_type, candidate.content),
+            found.setdefault(signal_key(candidate.signal_type, candidate.content,
+                                        casefold=h.signals.signal_key_casefold),
                              replace(candidate, position=position))
     return list(found.values())
 
 
 # ---------------------------------------------------------------- once
-def signal_key(signal_type: str, text: str) -> str:
-    """SHA256 of `type:lowercased text`, the signal's identity within its conversation.
-    Whitespace is collapsed; upper() then casefold() lowercases so that every case variant meets
-    ("STRASSE", "straße" and "Straße" agree, which `str.lower` alone does not)."""
-    caseless = " ".join(text.split()).upper().casefold()
+def signal_key(signal_type: str, text: str, *, casefold: bool = False) -> str:
+    """SHA256(type + ":" + text.lower()) as 64 hex digits, the signal's identity within its conversation.
+    With `casefold` (the world's `signal_key_casefold`) whitespace is collapsed and upper() then casefold()
+    lowercases, so that every case variant meets ("STRASSE", "straße" and "Straße" agree)."""
+    caseless = " ".join(text.split()).upper().casefold() if casefold else text.lower()
     return hashlib.sha256(f"{signal_type}:{caseless}".encode()).hexdigest()
 
 

@@ -279,6 +279,7 @@ def domain_url(pg_server: object) -> str:
         conn.execute("INSERT INTO customers VALUES ('w-domain', 1, 'Northwind Traders', 'gold', NULL), "
                      "('w-domain3', 2, 'Contoso Ltd', 'silver', NULL), ('w-domain2', 3, 'Fabrikam', 'gold', NULL), "
                      "('w-domain2', 4, 'Fabrikam', 'bronze', NULL), ('w-theirs', 5, 'Contoso Ltd', 'gold', NULL), "
+                     "('w-domain2b', 8, 'Fabrikam', 'gold', NULL), ('w-domain2b', 9, 'Fabrikam', 'bronze', NULL), "
                      "('w-rival', 6, 'Globex Industries', 'gold', 'Owes us for Project Nightingale'), "
                      "('w-snoop', 7, 'Initrode', 'bronze', 'Project Nightingale')")
         conn.execute("CREATE TABLE secrets (id int PRIMARY KEY, holder text NOT NULL, pin text NOT NULL)")
@@ -316,8 +317,19 @@ def test_the_domain_database_creates_the_entity_lazily_with_its_external_referen
     assert (again.method, again.entity_id) == ("exact", found.entity_id)
 
 
-def test_two_domain_rows_of_one_name_ask_the_user(clients: Clients, domain: PostgresDomainDatabase) -> None:
+def test_of_two_domain_rows_of_one_name_the_first_becomes_the_entity(clients: Clients,
+                                                                      domain: PostgresDomainDatabase) -> None:
+    clients.store.upsert_domain_source("w-domain2b", CUSTOMERS)
+    [e1] = say(clients, "w-domain2b", "Fabrikam called.", enrich=False)
+    found = mention(clients, "w-domain2b", e1, "Fabrikam")
+    assert (found.method, found.confidence) == ("domain", pytest.approx(0.85))
+    assert clients.store.get_entity("w-domain2b", found.entity_id).external_ref == "customers:8"  # type: ignore[arg-type,union-attr]
+
+
+def test_two_domain_rows_of_one_name_ask_the_user_in_a_world_that_asks_between_rows(
+        clients: Clients, domain: PostgresDomainDatabase) -> None:
     clients.store.upsert_domain_source("w-domain2", CUSTOMERS)
+    clients.store.set_world_config("w-domain2", {"heuristics": {"domain_ask_between_rows": True}})
     [e1] = say(clients, "w-domain2", "Fabrikam called.", enrich=False)
     asked = mention(clients, "w-domain2", e1, "Fabrikam")
     assert asked.method == "disambiguation_required"

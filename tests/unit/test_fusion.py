@@ -77,15 +77,15 @@ def test_effective_confidence_decays_from_its_last_validation_and_is_capped() ->
 
 # ---------------------------------------------------------------- the multi-signal relevance
 def test_relevance_weighs_semantic_entity_recency_importance_and_reinforcement_by_the_rules() -> None:
-    doc = _doc("e", entities=["ent_a"], importance=1.0)
-    assert relevance(doc, 1.0, ["ent_a"], NOW, H) == pytest.approx(0.4 + 0.25 + 0.2 + 0.1)
-    assert relevance(doc, 0.0, [], NOW, H) == pytest.approx(0.2 + 0.1)
+    doc = _doc("e", entities=["ent_a"], importance=1.0)  # an event: no reinforcement count, the signal is 0.5
+    assert relevance(doc, 1.0, ["ent_a"], NOW, H) == pytest.approx(0.4 + 0.25 + 0.2 + 0.1 + 0.05 * 0.5)
+    assert relevance(doc, 0.0, [], NOW, H) == pytest.approx(0.2 + 0.1 + 0.05 * 0.5)
 
 
 def test_recency_halves_after_30_days_for_events_and_90_for_facts() -> None:
     old_event = _doc("e", when=NOW - timedelta(days=30), importance=0.0)
     old_fact = _doc("f", kind="semantic", when=NOW - timedelta(days=90), importance=0.0)
-    assert relevance(old_event, 0.0, [], NOW, H) == pytest.approx(0.1)
+    assert relevance(old_event, 0.0, [], NOW, H) == pytest.approx(0.1 + 0.05 * 0.5)
     fact_signal = relevance(old_fact, 0.0, [], NOW, H.with_overrides({"decay_half_life_days": 1e9}))
     assert fact_signal == pytest.approx(0.1)
 

@@ -218,7 +218,8 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
     never deleted; with no rule to decide both stay active and the conflict waits for the user. Returns the
     loser (None when open) and the conflict record. Mutates the loser."""
     decision = decide(_side(old), _side(new, is_correction), confidence_gap=h.extract.conflict_confidence_gap,
-                      recency_gap_days=h.extract.conflict_recency_gap_days)
+                      recency_gap_days=h.extract.conflict_recency_gap_days,
+                      correction_first=h.extract.conflict_correction_first)
     what = reason or f"'{old.object_value}' and '{new.object_value}' for {old.predicate}"
     conflict = MemoryConflict(
         world_id=old.world_id, conflict_id=stable_id("cfl", old.world_id, old.memory_id, new.memory_id),

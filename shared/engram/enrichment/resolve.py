@@ -8,9 +8,9 @@ The cascade, each stage recorded as the resolution's `method`:
   and, above `fuzzy_single_accept`, is learned as the user's alias; several are `disambiguation_required`
   until the user settles it (`settle_disambiguation`, which learns the alias);
 - coreference: pronouns and descriptions, linked by the model inside the extraction call (never a call of
-  its own) to one of the conversation's recent entities; a description above `coreference_accept` is
-  learned as the user's alias;
-- domain: the world's domain database; a match creates the entity lazily with its external reference;
+  its own) to one of the conversation's recent entities, at whatever confidence the model gives (unless a world
+  sets `coreference_min`); a description above `coreference_accept` is learned as the user's alias;
+- domain: the world's domain database; its first match creates the entity lazily with its external reference;
 - created: an unknown proper noun becomes a new entity so the graph grows; anything else is `unresolved`.
 
 Several candidates for one name are ranked by alias confidence, recency, usage and source.
@@ -220,15 +220,19 @@ def _ranked(clients: ResolvePorts, scope: ResolutionScope, matches: Sequence[Nam
 
 
 def _from_domain(clients: ResolvePorts, scope: ResolutionScope, name: str) -> NameResolution | None:
-    """The domain database's rows named so; each becomes (or already is) an entity with its reference."""
+    """The domain database's rows named so: the first (of `domain_search_limit`) becomes (or already is) an entity
+    with its reference; with `domain_ask_between_rows`, each does and several wait for the user's choice."""
     if clients.domain is None or not scope.domain_sources:
         return None
-    rows = clients.domain.find(scope.world_id, scope.domain_sources, name, scope.h.resolve.disambiguation_candidates)
+    rules = scope.h.resolve
+    ask = rules.domain_ask_between_rows
+    rows = clients.domain.find(scope.world_id, scope.domain_sources, name,
+                               rules.disambiguation_candidates if ask else rules.domain_search_limit)
     if not rows:
         return None
     entities = [clients.store.create_entity_with_ref(scope.world_id, r.name, r.entity_type, r.external_ref,
-                                                     alias_source="domain") for r in rows]
-    confidence = scope.h.resolve.domain_create_confidence
+                                                     alias_source="domain") for r in (rows if ask else rows[:1])]
+    confidence = rules.domain_create_confidence
     if len(entities) > 1:  # two customers of that name: the user says which
         return NameResolution(None, "disambiguation_required", confidence,
                               [Candidate(entity_id=e.entity_id, name=e.name, score=confidence) for e in entities])

@@ -63,9 +63,11 @@ class ResolveHeuristics(_Section):
     fuzzy_single_accept: float = 0.85
     coreference_accept: float = 0.7
     domain_create_confidence: float = 0.85
-    coreference_min: float = 0.5  # a coreference below this leaves its mention unresolved
+    coreference_min: float = 0.0  # a coreference below this leaves its mention unresolved (the document: none)
     settled_alias_confidence: float = 0.95  # the alias a user's disambiguation teaches
     disambiguation_candidates: int = 5  # candidates kept for the user to choose from
+    domain_search_limit: int = 3  # domain rows read for a name; the first becomes the entity
+    domain_ask_between_rows: bool = False  # True: several domain rows of one name wait for the user's choice
     alias_ngram_max_words: int = 4  # longest lowercase word run looked up as a known alias of the world
     alias_lookup_max_phrases: int = 2_000  # word runs of one event looked up at most
     settle_max_mentions: int = 500  # a user's waiting mentions of the same words one choice settles
@@ -106,6 +108,7 @@ class ExtractHeuristics(_Section):
                                                  "married_to", "favorite_color", "favorite_food")
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
+    conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps
     cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
 
@@ -167,6 +170,8 @@ class RetrievalHeuristics(_Section):
     weight_recency: float = 0.2
     weight_importance: float = 0.1
     weight_reinforcement: float = 0.05
+    reinforcement_full_count: int = 5  # a fact's reinforcement signal: min(1, reinforcement_count / 5)
+    reinforcement_default: float = 0.5  # the signal of a memory without a reinforcement count (not a fact)
     recency_half_life_days: float = 30.0
     recency_half_life_long_days: float = 90.0
     semantic_min_similarity: float = 0.2  # the conversation context's similar turns and find-similar

@@ -47,10 +47,12 @@ def relevance(doc: IndexDocument, similarity: float, query_entities: Sequence[st
     """The multi-signal relevance times effective confidence (facts and summaries decay since validated)."""
     retrieval = h.retrieval
     half_life = retrieval.recency_half_life_long_days if doc.kind in _LONG_LIVED else retrieval.recency_half_life_days
-    reinforcement = 1.0 - 0.5 ** doc.reinforcements
+    # a fact's restatements up to `reinforcement_full_count`; what has no reinforcement count, the neutral default
+    reinforcement = (min(1.0, doc.reinforcements / retrieval.reinforcement_full_count) if doc.kind == "semantic"
+                     else retrieval.reinforcement_default)
     signal = (retrieval.weight_semantic * max(0.0, similarity)
               + retrieval.weight_entity * jaccard(doc.entity_ids, query_entities)
-              + retrieval.weight_recency * recency(doc.occurred_at, now, half_life)
+              + retrieval.weight_recency * recency(doc.occurred_at, now, half_life, whole_days=True)
               + retrieval.weight_importance * doc.importance
               + retrieval.weight_reinforcement * reinforcement)
     confidence = effective_confidence(doc.confidence, doc.validated_at, now, h.extract.decay_half_life_days, 1.0)

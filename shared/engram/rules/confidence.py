@@ -36,9 +36,9 @@ def confirmed(factors: ConfidenceFactors, cap: float, boost: float) -> Confidenc
 def explain(factors: ConfidenceFactors | None, stored: float, last_validated_at: datetime | None, now: datetime,
             half_life_days: float, cap: float) -> ConfidenceExplanation:
     """The factors and the effective confidence as of `now`: stored confidence times the passive decay since
-    the fact was last validated (a restatement, a user's choice), capped."""
+    the fact was last validated (a restatement, a user's choice), in whole days, capped."""
     f = factors or ConfidenceFactors(base=min(1.0, stored))
-    decay = recency(last_validated_at, now, half_life_days) if last_validated_at is not None else 1.0
+    decay = recency(last_validated_at, now, half_life_days, whole_days=True) if last_validated_at is not None else 1.0
     return ConfidenceExplanation(base=f.base, reinforcement=f.reinforcement, source=f.source,
                                  source_weight=f.source_weight, recency=round(decay, 4), stored=stored,
                                  effective=round(min(cap, max(0.0, stored * decay)), 4))

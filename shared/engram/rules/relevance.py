@@ -17,11 +17,13 @@ def rrf(rankings: Mapping[str, list[str]], weights: Mapping[str, float], k: int)
     return fused
 
 
-def recency(occurred_at: datetime | None, now: datetime, half_life_days: float) -> float:
-    """1.0 now, 0.5 after one half-life; unknown times count as old (0.0)."""
+def recency(occurred_at: datetime | None, now: datetime, half_life_days: float, *, whole_days: bool = False) -> float:
+    """1.0 now, 0.5 after one half-life; unknown times count as old (0.0). `whole_days`: the age in whole days
+    elapsed, as the ontology document's retrieval and decay count it (`(now - created_at).days`)."""
     if occurred_at is None:
         return 0.0
-    age_days = max(0.0, (now - occurred_at).total_seconds() / 86_400)
+    elapsed = now - occurred_at
+    age_days = float(max(0, elapsed.days)) if whole_days else max(0.0, elapsed.total_seconds() / 86_400)
     return math.pow(0.5, age_days / half_life_days)
 
 
@@ -32,8 +34,9 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
 
 def effective_confidence(confidence: float, validated_at: datetime | None, now: datetime, half_life_days: float,
                          cap: float) -> float:
-    """Stored confidence after passive decay since it was last validated, capped at `cap`."""
-    decayed = confidence * recency(validated_at, now, half_life_days) if validated_at is not None else confidence
+    """Stored confidence after passive decay over the whole days since it was last validated, capped at `cap`."""
+    decayed = (confidence * recency(validated_at, now, half_life_days, whole_days=True) if validated_at is not None
+               else confidence)
     return min(cap, max(0.0, decayed))
 
 

@@ -302,7 +302,7 @@ def test_the_instructions_and_capability_definitions_are_a_cached_prefix_the_sam
     assert "expand_entity {entity_id}" in one["system"][0]["text"]
     # what changes per round, the ids a request may name, is in the user message only
     assert "ent_sam" not in one["messages"][0]["content"]
-    assert "worth expanding): [ent_sam, ent_dana, ent_lisbon, ent_priya]" in two["messages"][0]["content"]
+    assert "to expand (expand_entity.entity_id, entity_ids): [ent_sam]" in two["messages"][0]["content"]
 
 
 def test_a_model_out_of_info_requests_is_forced_to_answer(api: respx.Router, llm: AnthropicLLM) -> None:
@@ -591,7 +591,8 @@ def test_a_research_plan_is_asked_of_the_fast_model_through_a_forced_plan_resear
         api: respx.Router, llm: AnthropicLLM) -> None:
     route = api.post("/v1/messages").mock(return_value=recorded("plan_research"))
 
-    reply = llm.plan_research(_context(), max_sub_questions=4)
+    # a world with query_referenced_entities: the entities the items mention are ids a request may name
+    reply = llm.plan_research(_context().model_copy(update={"referenced_entities": True}), max_sub_questions=4)
 
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "plan_research"})

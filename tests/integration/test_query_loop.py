@@ -110,9 +110,12 @@ def test_merge_upgrades_a_summary_to_its_record_once_and_keeps_other_items_uniqu
                          entity_ids=["e1", "e2"])
     event = ContextItem(kind="event", id="q1", text="user: hi", entity_ids=["e3"])
     assert context.merge([summary, event, event]) == 2
-    assert context.expandable_entity_ids() == ["e1", "e3"]
+    assert context.expandable_entity_ids() == ["e1"]  # the summaries not loaded yet
+    assert context.model_copy(update={"referenced_entities": True}).expandable_entity_ids() == ["e1", "e3"]
     assert context.merge([record]) == 1 and context.merge([record, summary]) == 0
     assert [i.text for i in context.items] == ["Dana (person). Dana lives in Lisbon", "user: hi"]
+    assert context.all_entity_ids() == ["e1"] and context.expandable_entity_ids() == []
+    context.referenced_entities = True  # the world's query_referenced_entities: the ids items mention count too
     assert context.all_entity_ids() == ["e1", "e2", "e3"] and context.expandable_entity_ids() == ["e2", "e3"]
     stats = context.stats(chars_per_token=4.0)
     assert (stats.items, stats.full_entities, stats.entity_summaries) == (2, 1, 0)
@@ -154,9 +157,9 @@ def test_every_id_a_request_names_must_be_one_the_context_holds(clients: Clients
             offer.validate(InfoRequest(capability=capability, params=params))  # type: ignore[arg-type]
         return caught.value.message
 
-    assert "'ent_other' is not in this query's context" in rejected("expand_entity", entity_id="ent_other")
-    assert "'ent_other' is not in" in rejected("expand_entities", entity_ids=[held, "ent_other"])
-    assert "'ent_other' is not in" in rejected("find_path", from_entity_id=held, to_entity_id="ent_other")
+    assert rejected("expand_entity", entity_id="ent_other") == "expand_entity: Invalid entity ID: ent_other"
+    assert "Invalid entity ID: ent_other" in rejected("expand_entities", entity_ids=[held, "ent_other"])
+    assert "Invalid entity ID: ent_other" in rejected("find_path", from_entity_id=held, to_entity_id="ent_other")
     assert "depth" in rejected("get_relationships", entity_id=held, depth=9)
     assert "entity_id" in rejected("expand_entity")  # missing
     assert "'planet' is not one the context holds" in rejected("get_entities_by_definition", definition="planet")

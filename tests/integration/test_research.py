@@ -128,7 +128,7 @@ def test_a_request_naming_an_id_the_context_does_not_hold_is_skipped_not_fatal(c
     report = query.research
     assert report is not None
     [sub] = [s for s in report.sub_questions if s.iteration == 1]
-    assert sub.rejected == ["expand_entity: entity 'ent_made_up' is not in this query's context"]
+    assert sub.rejected == ["expand_entity: Invalid entity ID: ent_made_up"]
     assert sub.evidence  # the search still ran
     assert query.status == "completed"
 

@@ -55,10 +55,11 @@ def _id(fakes: FakePorts, name: str) -> str:
 
 def test_expanding_an_entity_brings_its_full_record_with_the_users_facts_and_edges(
         fakes: FakePorts, context: QueryContext) -> None:
+    both = context.model_copy(deep=True)
     (record,) = _run(fakes, context, "expand_entity", entity_id=_id(fakes, "dana"))
     assert record.startswith("dana (person)") and "lives in Lisbon" in record and "Acme Robotics" in record
     assert "Porto" not in record  # Sam's words are Sam's
-    records = _run(fakes, context, "expand_entities", entity_ids=[_id(fakes, "dana"), _id(fakes, "Acme Robotics")])
+    records = _run(fakes, both, "expand_entities", entity_ids=[_id(fakes, "dana"), _id(fakes, "Acme Robotics")])
     assert len(records) == 2
 
 

@@ -20,7 +20,8 @@ from engram.model.world import World
 from engram.prompts import answer, research
 from engram.query import offer as offers
 
-HELD = {offers.ENTITIES: "ent_dana", offers.DEFINITIONS: "person", offers.CONVERSATIONS: "c1"}
+HELD = {offers.ENTITIES: "ent_dana", offers.EXPANDABLE: "ent_dana", offers.DEFINITIONS: "person",
+        offers.CONVERSATIONS: "c1"}
 
 
 def _context() -> QueryContext:
@@ -91,16 +92,18 @@ def test_every_id_parameter_of_every_capability_refuses_an_id_the_context_does_n
         for parameter, kind in capability.ids.items():
             params = _params(capability)
             params[parameter] = _params(capability, stranger="elsewhere")[parameter]
-            with pytest.raises(CapabilityRejected, match=f"^{name}: .*'elsewhere'"):
+            with pytest.raises(CapabilityRejected, match=f"^{name}: .*elsewhere"):
                 offer.validate(InfoRequest(capability=name, params=params))  # type: ignore[arg-type]
             kinds.add(kind)
-    assert kinds == set(HELD)  # entity ids, definitions and conversations are all restricted
+    assert kinds == set(HELD)  # entity ids (those to expand too), definitions and conversations are all restricted
 
 
 def test_the_offer_lists_each_kind_of_held_id_with_every_parameter_that_names_it() -> None:
     lines = offers.offer(_context()).describe()
-    listed = {p for line in lines for group in re.findall(r"\(([a-z_]+(?:, [a-z_]+)*)\): \[", line) for p in group.split(", ")}
+    listed = {p.split(".")[-1] for line in lines
+              for group in re.findall(r"\(([a-z_.]+(?:, [a-z_.]+)*)\): \[", line) for p in group.split(", ")}
     assert listed == {p for c in offers.CAPABILITIES.values() for p in c.ids}
-    assert "- entity ids (entity_id, entity_ids, from_entity_id, to_entity_id): [ent_dana]" in lines
-    assert "- of those, held only as summaries or not at all (worth expanding): [ent_dana]" in lines
+    assert ("- entity ids (get_relationships.entity_id, get_entity_timeline.entity_id, from_entity_id, to_entity_id): "
+            "[ent_dana]") in lines
+    assert "- entity ids held only as summaries, to expand (expand_entity.entity_id, entity_ids): [ent_dana]" in lines
     assert any(line.endswith("[person]") for line in lines) and any(line.endswith("[c1]") for line in lines)

@@ -49,6 +49,8 @@ def test_merging_a_context_adds_only_new_items_and_tracks_expandable_entities() 
              ContextItem(kind="semantic", id="mem_1", text="A likes B", entity_ids=["ent_a", "ent_b"])]
     assert context.merge(first) == 2
     assert context.merge(first) == 0
+    assert context.expandable_entity_ids() == []  # ent_a is held in full, ent_b only mentioned
+    context.referenced_entities = True  # the world's query_referenced_entities
     context.mark_expanded("ent_a")
     assert context.expandable_entity_ids() == ["ent_b"]
     assert context.stats().items == 2

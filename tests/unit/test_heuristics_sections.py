@@ -40,6 +40,7 @@ FLAT_NAMES = {
     "max_info_requests", "max_initial_entities", "context_token_budget", "chars_per_token",
     "query_initial_hits", "query_relationship_entities", "context_keep_at_least", "context_summary_body_chars",
     "context_compact_conversation", "entity_record_max_facts", "capability_max_results",
+    "query_referenced_entities", "query_forced_answer_low",
     "answer_high_confidence", "answer_medium_confidence", "answer_degraded_confidence", "fallback_answer_items",
     "research_max_sub_questions", "research_max_follow_ups", "research_max_conflicts", "research_drop_tokens",
     "research_mask_tokens", "research_compact_tokens", "summary_max_items", "summary_scope_facts",

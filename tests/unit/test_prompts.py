@@ -61,15 +61,17 @@ def _context(**kwargs: object) -> QueryContext:
 def test_the_answer_prompt_lists_items_by_kind_and_id_and_the_expandable_entities() -> None:
     context = _context(items=[ContextItem(kind="semantic", id="sem_01", text="Dana lives_in Lisbon",
                                           entity_ids=["ent_dana", "ent_lisbon"])],
-                       conversation=["[2 hours ago] User: I moved."], expanded_entity_ids=["ent_dana"])
+                       conversation=["[2 hours ago] User: I moved."], expanded_entity_ids=["ent_dana"],
+                       referenced_entities=True)
 
     text = answer.messages(context, 2)[0]["content"]
 
     assert text.startswith("Question: Where does Dana live?")
     assert "- semantic sem_01: Dana lives_in Lisbon" in text
     assert "Recent conversation:\n[2 hours ago] User: I moved." in text
-    assert "(worth expanding): [ent_lisbon]" in text  # ent_dana is expanded already
-    assert "- entity ids (entity_id, entity_ids, from_entity_id, to_entity_id): [ent_dana, ent_lisbon]" in text
+    assert "to expand (expand_entity.entity_id, entity_ids): [ent_lisbon]" in text  # ent_dana is expanded already
+    assert ("- entity ids (get_relationships.entity_id, get_entity_timeline.entity_id, from_entity_id, to_entity_id): "
+            "[ent_dana, ent_lisbon]") in text
 
 
 def test_an_empty_context_says_so() -> None:

@@ -99,5 +99,5 @@ def test_a_request_naming_an_id_the_context_does_not_hold_is_skipped_not_fatal()
     report = _query(fakes, state).research
     assert report is not None
     [sub] = report.sub_questions
-    assert sub.rejected == ["expand_entity: entity 'ent_made_up' is not in this query's context"]
+    assert sub.rejected == ["expand_entity: Invalid entity ID: ent_made_up"]
     assert sub.evidence and sub.status == "gathered"  # the search still ran

@@ -35,6 +35,8 @@ class QueryContext(BaseModel):
     definitions: list[str] = Field(default_factory=list)  # entity definitions (types) the model has been shown
     pending_requests: list[InfoRequest] = Field(default_factory=list)  # asked for, not yet fulfilled
     missing: list[str] = Field(default_factory=list)  # why a request could not be served: said in the forced answer
+    # the world's `query_referenced_entities`: may requests also name entities other items only mention?
+    referenced_entities: bool = False
 
     def merge(self, items: list[ContextItem]) -> int:
         """Add items not already present (by kind and id); a full entity record replaces its summary.
@@ -57,14 +59,11 @@ class QueryContext(BaseModel):
             self.expanded_entity_ids.append(entity_id)
 
     def all_entity_ids(self) -> list[str]:
-        """Every entity the context names: entity items first, then those other items touch."""
-        ids: dict[str, None] = {}
-        for item in self.items:
-            if item.kind == "entity":
-                ids[item.id] = None
-        for item in self.items:
-            for eid in item.entity_ids:
-                ids[eid] = None
+        """Every entity the context knows: those held in full or as a summary; with `referenced_entities`, also
+        those the other items only mention (after the held ones)."""
+        ids = dict.fromkeys(item.id for item in self.items if item.kind == "entity")
+        if self.referenced_entities:
+            ids.update(dict.fromkeys(eid for item in self.items for eid in item.entity_ids))
         return list(ids)
 
     def full_entity_ids(self) -> list[str]:
@@ -74,7 +73,8 @@ class QueryContext(BaseModel):
         return [i.id for i in self.items if i.kind == "entity" and not i.full]
 
     def expandable_entity_ids(self) -> list[str]:
-        """Entities the model may expand: any the context names whose full record it does not hold yet."""
+        """Entities the model may expand: the summaries not loaded in full yet (with `referenced_entities`, any
+        entity the context knows whose full record it does not hold)."""
         full = set(self.full_entity_ids()) | set(self.expanded_entity_ids)
         return [e for e in self.all_entity_ids() if e not in full]
 

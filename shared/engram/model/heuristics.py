@@ -246,9 +246,15 @@ class QueryHeuristics(_Section):
     context_compact_conversation: int = 3  # conversation lines kept when the context is compacted
     entity_record_max_facts: int = 20  # facts in an expanded entity's full record
     capability_max_results: int = 10  # items one capability request may add
+    # False (the Resonance rule): the entities a request may name are those held in full or as a summary, and
+    # the expandable ones are the summaries; True: also the entities the context's other items only mention
+    query_referenced_entities: bool = False
+    # True (the Resonance rule): an answer forced by the info-request limit is capped at answer_degraded_confidence
+    # (low); False: it keeps the model's confidence (an invalid request's forced answer is capped either way)
+    query_forced_answer_low: bool = True
     answer_high_confidence: float = 0.75  # at or above: "high"
     answer_medium_confidence: float = 0.45  # at or above: "medium", else "low"
-    answer_degraded_confidence: float = 0.3  # the cap of an answer forced by an invalid request or the model's outage
+    answer_degraded_confidence: float = 0.3  # the cap of a forced answer (the limit, an invalid request), of the outage's
     fallback_answer_items: int = 3  # items an answer from retrieval alone (the model unavailable) quotes
     # research mode: plan, gather, evaluate (the completeness check), synthesize
     research_max_sub_questions: int = 5  # the plan's sub-questions (the offline plan: the question's clauses)

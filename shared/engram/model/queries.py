@@ -21,7 +21,7 @@ class QueryConfig(Frozen):
     max_info_requests: int = Field(default=3, ge=0, le=5)
     max_initial_entities: int = Field(default=10, ge=1, le=50)
     include_relationships: bool = True
-    temperature: float = Field(default=0.2, ge=0.0, le=1.0)
+    temperature: float = Field(default=0.7, ge=0.0, le=1.0)  # the Resonance default config's
     max_research_iterations: int = Field(default=2, ge=0, le=4, description=(
         "research mode: gathering rounds in all, the plan's included (the first always runs)"))
 

@@ -120,7 +120,8 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     h = world.heuristics
     query.status = "processing"
     with _traced(query, 0, "init") as record:
-        context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question)
+        context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question,
+                               referenced_entities=h.query.query_referenced_entities)
         found = search(clients, world, query.question, user_id=query.user_id, limit=h.query.query_initial_hits,
                        now=now)
         context.merge(capabilities.hit_items(clients, query.world_id, found.hits))
@@ -225,8 +226,9 @@ def fulfil(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
 
 
 def force(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
-    """Out of info requests, or a request was invalid: the model must answer with what it has. After an
-    invalid request the answer's confidence is capped low and it says what was missing."""
+    """Out of info requests, or a request was invalid: the model must answer with what it has, its confidence
+    capped low (at the limit only while the world's `query_forced_answer_low` holds, the default). After an
+    invalid request the answer also says what was missing."""
     query, context = _load(clients, state)
     if _done(query, state.iteration, "force"):
         return _state(query, state.iteration, "answer")
@@ -237,9 +239,10 @@ def force(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
             reply = clients.llm.force_answer(context, temperature=query.config.temperature)
         _record_usage(query, record, reply.usage, reply.model)
         answer = reply.value.model_copy(update={"forced": True})
+        if context.missing or h.query.query_forced_answer_low:
+            answer = answer.model_copy(update={"confidence": min(answer.confidence, h.query.answer_degraded_confidence)})
         if context.missing:
             answer = answer.model_copy(update={
-                "confidence": min(answer.confidence, h.query.answer_degraded_confidence),
                 "content": f"{answer.content} I could not get everything needed: " + "; ".join(context.missing) + "."})
         query.answer = _grounded(answer, context, h)
         record["outcome"] = "answer"

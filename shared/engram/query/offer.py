@@ -39,7 +39,10 @@ class IdKind:
     refusal: str  # why a request naming another is refused, with {value} and {held} to fill in
 
 
-ENTITIES = IdKind("entity ids", QueryContext.all_entity_ids, "entity {value!r} is not in this query's context")
+# The Resonance refusal, `Invalid entity ID: ...`; expanding is constrained to the expandable entities (summaries).
+ENTITIES = IdKind("entity ids", QueryContext.all_entity_ids, "Invalid entity ID: {value}")
+EXPANDABLE = IdKind("entity ids held only as summaries, to expand", QueryContext.expandable_entity_ids,
+                    "Invalid entity ID: {value}")
 DEFINITIONS = IdKind("definitions", lambda context: context.definitions,
                      "definition {value!r} is not one the context holds ({held})")
 CONVERSATIONS = IdKind("conversations", lambda context: context.conversation_ids,
@@ -96,8 +99,8 @@ def _registry(*entries: Capability[Any]) -> dict[str, Capability[Any]]:
 
 # The registry: its order is the prompt's.
 CAPABILITIES = _registry(
-    Capability(c.ExpandEntity, c.expand, {"entity_id": ENTITIES}),
-    Capability(c.ExpandEntities, c.expand, {"entity_ids": ENTITIES}),
+    Capability(c.ExpandEntity, c.expand, {"entity_id": EXPANDABLE}),
+    Capability(c.ExpandEntities, c.expand, {"entity_ids": EXPANDABLE}),
     Capability(c.SearchEntities, c.entities_matching),
     Capability(c.EntityByName, c.entities_named),
     Capability(c.Relationships, c.relationships_of, {"entity_id": ENTITIES}),
@@ -116,31 +119,44 @@ _REQUEST: TypeAdapter[CapabilityParams] = TypeAdapter(Request)
 _KINDS = tuple(dict.fromkeys(kind for e in CAPABILITIES.values() for kind in e.ids.values()))
 
 
+def _named_by() -> dict[IdKind, tuple[str, ...]]:
+    """Each kind's parameters as the offer names them: a name that takes several kinds is qualified."""
+    kinds_of: dict[str, set[IdKind]] = {}
+    for e in CAPABILITIES.values():
+        for p, k in e.ids.items():
+            kinds_of.setdefault(p, set()).add(k)
+    return {kind: tuple(dict.fromkeys(p if len(kinds_of[p]) == 1 else f"{e.name}.{p}"
+                                      for e in CAPABILITIES.values() for p, k in e.ids.items() if k is kind))
+            for kind in _KINDS}
+
+
+_NAMED_BY = _named_by()
+
+
 @dataclass(frozen=True)
 class Offer:
     """The capabilities of one round, with the ids each kind of id parameter may take (those the context holds)."""
 
     held: Mapping[IdKind, tuple[str, ...]]
-    expandable_ids: tuple[str, ...]
 
     @property
     def entity_ids(self) -> tuple[str, ...]:
         """The entities a request may name."""
         return self.held[ENTITIES]
 
+    @property
+    def expandable_ids(self) -> tuple[str, ...]:
+        """The entities an expand request may name: the summaries not loaded in full yet."""
+        return self.held[EXPANDABLE]
+
     def describe(self) -> list[str]:
-        """The values this round's id parameters may take, each list said once, with the parameters taking it."""
-        lines = []
-        for kind, ids in self.held.items():
-            named_by = dict.fromkeys(p for e in CAPABILITIES.values() for p, k in e.ids.items() if k is kind)
-            lines.append(f"- {kind.plural} ({', '.join(named_by)}): [{', '.join(ids)}]")
-            if kind is ENTITIES:
-                lines.append("- of those, held only as summaries or not at all (worth expanding): "
-                             f"[{', '.join(self.expandable_ids)}]")
-        return lines
+        """The values this round's id parameters may take, each list said once, with the parameters taking it
+        (`capability.parameter` where a parameter's name takes different lists in different capabilities)."""
+        return [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]" for kind, ids in self.held.items()]
 
     def validate(self, request: InfoRequest) -> CapabilityParams:
-        """The typed request, or CapabilityRejected saying which parameter is out of bounds and why."""
+        """The typed request, or CapabilityRejected saying which parameters are out of bounds and why (every
+        invalid id, as `validateInfoRequest` lists its errors)."""
         try:
             typed = _REQUEST.validate_python({"capability": request.capability, **request.params})
         except ValidationError as exc:
@@ -149,19 +165,20 @@ class Offer:
             raise CapabilityRejected(f"{request.capability}: {problems}",
                                      details=exc.errors(include_url=False, include_context=False)) from exc
         capability = CAPABILITIES[typed.capability]
+        errors = []
         for parameter, kind in capability.ids.items():
             value = getattr(typed, parameter)
             for named in value if isinstance(value, list) else [value]:
                 if named not in self.held[kind]:
-                    held = ", ".join(self.held[kind]) or "none"
-                    raise CapabilityRejected(f"{capability.name}: " + kind.refusal.format(value=named, held=held))
+                    errors.append(kind.refusal.format(value=named, held=", ".join(self.held[kind]) or "none"))
+        if errors:
+            raise CapabilityRejected(f"{capability.name}: " + "; ".join(errors), details={"errors": errors})
         return typed
 
 
 def offer(context: QueryContext) -> Offer:
     """This round's capabilities, constrained to what `context` holds."""
-    return Offer(held={kind: tuple(kind.held(context)) for kind in _KINDS},
-                 expandable_ids=tuple(context.expandable_entity_ids()))
+    return Offer(held={kind: tuple(kind.held(context)) for kind in _KINDS})
 
 
 def execute(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,

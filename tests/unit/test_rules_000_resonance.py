@@ -1,6 +1,6 @@
 """The Resonance Intelligence System's rules as its quick reference states them (seed 000), one table row each:
 the WorldQuery lifecycle and its config, the two-level QueryContext, Answer / NeedsMoreInfo, the capabilities
-and their constraints, and the bounded loop. The rows are copied from the document; docs/rules/000-resonance.md
+and their constraints, and the bounded loop. The rows are copied from the document; docs/rules.md
 maps each to its code."""
 
 from __future__ import annotations

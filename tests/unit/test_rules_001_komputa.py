@@ -1,5 +1,5 @@
 """The Komputa business rules (seed 001), row by row: the document's own scores, keyword lists, limits, formats and
-examples, copied verbatim into the tables below. docs/rules/001-komputa.md maps every rule to its test here."""
+examples, copied verbatim into the tables below. docs/rules.md maps every rule to its test here."""
 
 from __future__ import annotations
 

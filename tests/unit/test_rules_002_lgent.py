@@ -1,6 +1,6 @@
 """L-gent query (seed 002), rule by rule: the keyword brain's query syntax, the semantic brain's threshold,
 query classification and its weights, reciprocal rank fusion, the response, interpretation and serendipity.
-Rows are the document's own examples and lists; docs/rules/002-lgent.md maps each to its code."""
+Rows are the document's own examples and lists; docs/rules.md maps each to its code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Intelligence Engine's rules as its document states them (docs/rules/003-intelligence.md): the extraction
+"""The Intelligence Engine's rules as its document states them (docs/rules.md): the extraction
 rules table, the trigger phrases, the seven signal types, the SHA256 dedup key, the inflection check (every 3
 turns, 0.75 minimum), the four intervention patterns and their cooldown, the research budgets and iterations.
 Each table below is copied from the document."""

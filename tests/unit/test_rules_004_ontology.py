@@ -1,7 +1,7 @@
 """The Ontology-aware memory document's rules (seed 004), row by row: the resolution cascade's thresholds, the
 fact lifecycle (cap, reinforcement, passive decay, conflict strategies), the multi-signal retrieval formula and
 its weights, consolidation's boost, extraction's event classes. Each table is copied from the document; the
-rules table is docs/rules/004-ontology.md."""
+rules table is docs/rules.md."""
 
 from __future__ import annotations
 

@@ -37,6 +37,25 @@ class Conflict(EngramError):
     status = 409
 
 
+class EventIdConflict(Conflict):
+    """A batch sent an event_id the world holds (or the batch repeats) with other content: the batch is refused
+    whole. `details` names the event ids."""
+
+    code = "event_id_conflict"
+
+    @classmethod
+    def of(cls, event_ids: list[str]) -> EventIdConflict:
+        """The refusal naming each event id sent again with other content."""
+        return cls(f"event ids already used for other content: {', '.join(event_ids)}; nothing of the batch "
+                   "was stored (send a new event_id, or the event exactly as first sent)", {"event_ids": event_ids})
+
+
+class UnknownWorld(NotFound):
+    """A world that holds no event: nothing can be asked of it."""
+
+    code = "unknown_world"
+
+
 class Unauthorized(EngramError):
     code = "unauthorized"
     status = 401

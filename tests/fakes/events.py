@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
+from engram.errors import EventIdConflict
+from engram.model.events import EnrichmentStatus, StoredEvent, WorldSummary, WorldUser, conflicting_ids
 from tests.fakes.tables import Tables, copy
 
 
@@ -16,6 +17,11 @@ class InMemoryEventStore:
     enrichment_log: list[tuple[list[str], EnrichmentStatus, str | None]]
 
     def insert_events(self, events: Sequence[StoredEvent]) -> list[bool]:
+        stored = {e.event_id: self.t.events[(e.world_id, e.event_id)] for e in events
+                  if (e.world_id, e.event_id) in self.t.events}
+        conflicts = conflicting_ids(events, stored)
+        if conflicts:  # checked before any insert: the batch is stored whole or not at all
+            raise EventIdConflict.of(conflicts)
         inserted = []
         for e in events:
             key = (e.world_id, e.event_id)
@@ -61,6 +67,20 @@ class InMemoryEventStore:
     def important_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]:
         events = [e for e in self.t.of_world(self.t.events, world_id) if e.user_id == user_id]
         return [copy(e) for e in sorted(events, key=lambda e: (e.importance, e.occurred_at), reverse=True)[:limit]]
+
+    def has_events(self, world_id: str) -> bool:
+        return any(True for _ in self.t.of_world(self.t.events, world_id))
+
+    def worlds(self, world_ids: Sequence[str] | None) -> list[WorldSummary]:
+        by_world: dict[str, list[StoredEvent]] = {}
+        for (world_id, _), e in self.t.events.items():
+            if world_ids is None or world_id in world_ids:
+                by_world.setdefault(world_id, []).append(e)
+        worlds = sorted((WorldSummary(world_id=w, events=len(es), users=len({e.user_id for e in es}),
+                                      conversations=len({e.conversation_id for e in es}),
+                                      last_event_at=max(e.occurred_at for e in es)) for w, es in by_world.items()),
+                        key=lambda w: w.world_id)
+        return sorted(worlds, key=lambda w: w.last_event_at, reverse=True)
 
     def world_users(self, world_id: str, limit: int) -> list[WorldUser]:
         by_user: dict[str, list[StoredEvent]] = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from engram.enrichment.ingest import (
     THROTTLED,
     IngestPorts,
@@ -13,6 +15,8 @@ from engram.enrichment.ingest import (
     sweep_orphaned,
     sweep_stalled,
 )
+from engram.errors import EventIdConflict
+from engram.model.events import IngestRequest
 from engram.model.world import World
 from tests.fakes.conversations import T0, said
 from tests.fakes.ports import FakePorts
@@ -50,6 +54,66 @@ def test_a_batch_of_replays_starts_no_enrichment() -> None:
     ingest_events(fakes, WORLD, said("I live in Lisbon."))
     again = ingest_events(fakes, WORLD, said("I live in Lisbon."))
     assert again.enrichment_id is None and len(fakes.workflows.enrichments) == 1
+
+
+def test_an_event_id_sent_again_with_other_content_refuses_the_whole_batch_naming_it() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."))
+    with pytest.raises(EventIdConflict) as refused:
+        ingest_events(fakes, WORLD, said("I live in Porto.", "I work at Acme Robotics.", "I have a cat."))
+    assert (refused.value.status, refused.value.code, refused.value.details) == (409, "event_id_conflict",
+                                                                                 {"event_ids": ["e1"]})
+    assert "e1" in refused.value.message
+    assert [e.content for e in fakes.store.get_events("w1", ["e1", "e2", "e3"])] == [
+        "I live in Lisbon.", "I work at Acme Robotics."]
+    assert len(fakes.workflows.enrichments) == 1
+
+
+def test_another_speaker_conversation_or_role_under_a_stored_event_id_is_a_conflict_too() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    for other in (said("I live in Lisbon.", user="sam"), said("I live in Lisbon.", conversation="c2"),
+                  said(("assistant", "I live in Lisbon."))):
+        with pytest.raises(EventIdConflict):
+            ingest_events(fakes, WORLD, other)
+    assert len(fakes.store.t.events) == 1
+
+
+def test_an_event_id_repeated_with_other_content_inside_one_batch_stores_nothing() -> None:
+    fakes = FakePorts()
+    batch = said("I live in Lisbon.", "I have a cat.", "I live in Porto.", prefix="x")
+    repeated = IngestRequest(events=[batch.events[0], batch.events[1],
+                                     batch.events[2].model_copy(update={"event_id": "x1"})])
+    with pytest.raises(EventIdConflict) as refused:
+        ingest_events(fakes, WORLD, repeated)
+    assert refused.value.details == {"event_ids": ["x1"]} and fakes.store.t.events == {}
+
+
+def test_a_replay_sent_at_another_time_or_with_other_metadata_is_still_a_duplicate() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    replay = said("I live in Lisbon.", start=T0 + timedelta(hours=1))
+    replay = IngestRequest(events=[replay.events[0].model_copy(update={"metadata": {"retry": 1}})])
+    again = ingest_events(fakes, WORLD, replay)
+    assert (again.accepted, again.duplicates) == (0, 1)
+
+
+def test_the_same_event_id_in_another_world_is_another_event() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    other = ingest_events(fakes, World("w2"), said("I live in Porto."))
+    assert (other.accepted, other.duplicates) == (1, 0)
+
+
+def test_the_worlds_are_listed_with_their_counts_the_most_recently_active_first() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon.", "Hello.", user="dana"))
+    ingest_events(fakes, WORLD, said("I am Sam.", user="sam", conversation="c2", prefix="s"))
+    ingest_events(fakes, World("w2"), said("Hi.", start=T0 + timedelta(days=1)))
+    listed = fakes.store.worlds(None)
+    assert [(w.world_id, w.events, w.users, w.conversations) for w in listed] == [("w2", 1, 1, 1), ("w1", 3, 2, 2)]
+    assert [w.world_id for w in fakes.store.worlds(["w1", "nowhere"])] == ["w1"]
+    assert fakes.store.has_events("w1") and not fakes.store.has_events("nowhere")
 
 
 def test_a_failed_workflow_start_leaves_the_events_stored_and_pending() -> None:

@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from engram.config import get_settings
 from engram.errors import EngramError, InvalidInput, MalformedBody, PayloadTooLarge, UnsupportedMediaType
-from engram.http.auth import authorize, parse_api_keys
+from engram.http.auth import authorize, parse_api_keys, readable_worlds
 from engram.model import jsonvalues
 from engram.model.jsonvalues import storable
 from engram.observability import logger
@@ -64,8 +64,7 @@ def resolve(app: APIGatewayHttpResolver, event: dict[str, Any], context: Any) ->
     try:
         body = event.get("body") or ""
         path = event.get("rawPath") or (event.get("requestContext") or {}).get("http", {}).get("path", "")
-        claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims")
-        headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+        headers, claims = _caller(event)
         check_head(path, headers, claims, len(body.encode() if isinstance(body, str) else body))
         _check_parameters(event.get("queryStringParameters") or {})
         if _IMPORT_PATH.match(path):  # an export document: JSON Lines
@@ -83,6 +82,17 @@ def resolve(app: APIGatewayHttpResolver, event: dict[str, Any], context: Any) ->
         return {"statusCode": exc.status, "headers": {"Content-Type": "application/json"}, "isBase64Encoded": False,
                 "body": json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}})}
     return app.resolve(event, context)
+
+
+def _caller(event: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any] | None]:
+    """A request's headers (lower-case names) and, on AWS, its verified JWT claims."""
+    claims = (((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}).get("claims")
+    return {k.lower(): v for k, v in (event.get("headers") or {}).items()}, claims
+
+
+def caller_worlds(event: dict[str, Any]) -> set[str] | None:
+    """The worlds the request's caller may read (its key's or token's), None for every world."""
+    return readable_worlds(*_caller(event), parse_api_keys(get_settings().api_keys))
 
 
 def _is_json(content_type: str | None) -> bool:

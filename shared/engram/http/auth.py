@@ -39,6 +39,15 @@ def authorize(path: str, headers: dict[str, str], jwt_claims: dict[str, Any] | N
               api_keys: dict[str, set[str]]) -> None:
     """Raise Unauthorized or Forbidden before anything is read; return when the call may proceed."""
     world = world_of(path)
+    allowed = readable_worlds(headers, jwt_claims, api_keys)
+    if world is not None and allowed is not None and world not in allowed:
+        raise Forbidden(f"this caller may not access world {world!r}")
+
+
+def readable_worlds(headers: dict[str, str], jwt_claims: dict[str, Any] | None,
+                    api_keys: dict[str, set[str]]) -> set[str] | None:
+    """The worlds the caller may touch, None for every world (`*`, or auth off); Unauthorized for a missing or
+    unknown key. `headers` have lower-case names."""
     if jwt_claims is not None:  # on AWS the authorizer verified the token; the claim names the worlds
         allowed = claim_worlds(jwt_claims)
     elif api_keys:
@@ -49,6 +58,5 @@ def authorize(path: str, headers: dict[str, str], jwt_claims: dict[str, Any] | N
             raise Unauthorized("a valid API key is required: Authorization: Bearer <key>")
         allowed = match
     else:
-        return  # local default: auth off
-    if world is not None and "*" not in allowed and world not in allowed:
-        raise Forbidden(f"this caller may not access world {world!r}")
+        return None  # local default: auth off
+    return None if "*" in allowed else allowed

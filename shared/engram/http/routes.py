@@ -15,6 +15,7 @@ from engram.enrichment.insights import conversation_insights, dismiss_interventi
 from engram.enrichment.resolve import pending_disambiguations, settle_disambiguation
 from engram.enrichment.signals import list_signals, set_assumption_status
 from engram.errors import NotFound
+from engram.http.app import caller_worlds
 from engram.memory import graph, lifecycle
 from engram.memory.config import (
     WorldConfigPatch,
@@ -42,6 +43,7 @@ from engram.model.events import (
     StoredEvent,
     SweepRequest,
     SweepResult,
+    WorldSummary,
     WorldUser,
 )
 from engram.model.insights import ConversationInsights, Intervention
@@ -85,6 +87,13 @@ def _json(status: int, model: BaseModel | dict[str, Any]) -> Response[Any]:
                     responses={202: {"description": "accepted", "content": {"application/json": {"model": IngestResponse}}}})
 def post_events(world: WorldId, request: IngestRequest) -> Response[IngestResponse]:
     return _json(202, ingest_events(*_at(world), request))
+
+
+@api_router.get("/v1/worlds", summary="The worlds the caller may read that hold events, the most recently active "
+                                     "first, with their event, user and conversation counts")
+def list_worlds() -> list[WorldSummary]:
+    allowed = caller_worlds(api_router.current_event.raw_event)
+    return get_clients().store.worlds(None if allowed is None else sorted(allowed))
 
 
 @api_router.get("/v1/worlds/<world>/events/<event_id>", summary="A stored event and its enrichment status")

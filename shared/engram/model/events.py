@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -105,6 +106,34 @@ class WorldUser(Frozen):
     events: int
     conversations: int
     last_event_at: datetime
+
+
+class WorldSummary(Frozen):
+    """A world that holds events: how many, from how many users and conversations, and the latest one's time."""
+
+    world_id: str
+    events: int
+    users: int
+    conversations: int
+    last_event_at: datetime
+
+
+def same_event(a: StoredEvent, b: StoredEvent) -> bool:
+    """Whether two events of one event_id are one event sent twice: the same user, conversation, role and content
+    (the time and metadata a client fills anew on a retry are not compared)."""
+    return (a.user_id, a.conversation_id, a.role, a.content) == (b.user_id, b.conversation_id, b.role, b.content)
+
+
+def conflicting_ids(sent: Sequence[StoredEvent], stored: Mapping[str, StoredEvent]) -> list[str]:
+    """The event ids of `sent`, once each in the order sent, whose event differs from the one `stored` holds for
+    that id, or from an earlier event of `sent` with that id (the first occurrence is the one kept)."""
+    first: dict[str, StoredEvent] = {}
+    found: list[str] = []
+    for e in sent:
+        kept = stored.get(e.event_id) or first.setdefault(e.event_id, e)
+        if not same_event(e, kept) and e.event_id not in found:
+            found.append(e.event_id)
+    return found
 
 
 class Erasure(Frozen):

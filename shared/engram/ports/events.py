@@ -6,13 +6,25 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
+from engram.model.events import EnrichmentStatus, StoredEvent, WorldSummary, WorldUser
 
 
 class EventStore(Protocol):
     def insert_events(self, events: Sequence[StoredEvent]) -> list[bool]:
         """Insert events of one world atomically; True per event newly stored, False for a
-        duplicate event_id (the stored row is left as it was)."""
+        duplicate event_id (the stored row is left as it was). An event_id the world holds, or the batch
+        repeats, with other content (`conflicting_ids`) raises EventIdConflict and stores nothing, decided in
+        the insert's own transaction so that a concurrent batch cannot slip between check and insert."""
+        ...
+
+    def has_events(self, world_id: str) -> bool:
+        """Whether the world holds any event (a world exists once it holds one)."""
+        ...
+
+    def worlds(self, world_ids: Sequence[str] | None) -> list[WorldSummary]:
+        """The worlds that hold events, the most recently active first: those of `world_ids` only, each read in
+        its own world's scope, or every world when None (the reviewed all-worlds path, for a caller that may
+        read every world)."""
         ...
 
     def get_event(self, world_id: str, event_id: str) -> StoredEvent | None: ...

@@ -5,18 +5,23 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from engram.errors import NotFound
+from engram.errors import NotFound, UnknownWorld
 from engram.model.common import new_id, utcnow
 from engram.model.queries import QueryRequest, QueryResponse, WorldQuery
+from engram.ports.events import EventStore
 from engram.ports.queries import QueryStore
 from engram.ports.workflows import Workflows
+
+
+class SubmitStore(QueryStore, EventStore, Protocol):
+    """The queries, and the events that say whether the world exists."""
 
 
 class SubmitPorts(Protocol):
     """The ports submitting and reading queries use: the queries, and the workflow that runs them."""
 
     @property
-    def store(self) -> QueryStore: ...
+    def store(self) -> SubmitStore: ...
     @property
     def workflows(self) -> Workflows: ...
 
@@ -24,7 +29,10 @@ class SubmitPorts(Protocol):
 def submit_query(clients: SubmitPorts, world_id: str, request: QueryRequest, *,
                  now: datetime | None = None) -> WorldQuery:
     """Persist a pending query, then run the loop to completion (sync) or start it (async). A research
-    query is always started, never waited for: its rounds of model calls outlast an HTTP request."""
+    query is always started, never waited for: its rounds of model calls outlast an HTTP request. A world
+    with no event is refused with UnknownWorld."""
+    if not clients.store.has_events(world_id):  # nothing to answer from: most often a misspelt world
+        raise UnknownWorld(f"world {world_id!r} holds no event: send events to it before asking")
     query = WorldQuery(world_id=world_id, query_id=new_id("qry"), user_id=request.user_id,
                        question=request.question, conversation_id=request.conversation_id,
                        config=request.config, mode="research" if request.mode == "research" else "answer",

@@ -27,7 +27,7 @@ import httpx
 from pydantic import BaseModel, TypeAdapter
 
 from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
-from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult
+from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult, WorldSummary
 from engram.model.memories import ConflictDetail
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
@@ -61,6 +61,10 @@ class NotFound(ApiError):
     """404."""
 
 
+class Conflict(ApiError):
+    """409: refused against what is stored (an event_id sent again with other content); nothing was changed."""
+
+
 class RateLimited(ApiError):
     """429 after every retry."""
 
@@ -82,7 +86,7 @@ def _error(response: httpx.Response) -> ApiError:
     code, message = str(body.get("code", f"http_{status}")), str(body.get("message", response.text[:300]))
     kind: type[ApiError] = (
         BadRequest if status in (400, 413, 422) else Unauthorized if status in (401, 403) else
-        NotFound if status == 404 else RateLimited if status == 429 else
+        NotFound if status == 404 else Conflict if status == 409 else RateLimited if status == 429 else
         ServerError if status >= 500 else ApiError)
     return kind(status, code, message, body.get("details"))
 
@@ -179,6 +183,10 @@ class Routes:
     def enrich_pending(world: str, *, include_failed: bool) -> Call[SweepResult]:
         return Call("POST", f"/v1/worlds/{world}/enrichments", _model(SweepResult),
                     json={"include_failed": include_failed})
+
+    @staticmethod
+    def worlds() -> Call[list[WorldSummary]]:
+        return Call("GET", "/v1/worlds", _model(list[WorldSummary]))
 
     @staticmethod
     def health() -> Call[dict[str, Any]]:
@@ -310,6 +318,10 @@ class EngramClient:
     def enrich_pending(self, world: str, *, include_failed: bool = False) -> SweepResult:
         return self.run(Routes.enrich_pending(world, include_failed=include_failed))
 
+    def worlds(self) -> list[WorldSummary]:
+        """The worlds this client's token may read that hold events, the most recently active first."""
+        return self.run(Routes.worlds())
+
     def health(self) -> dict[str, Any]:
         return self.run(Routes.health())
 
@@ -401,6 +413,10 @@ class AsyncEngramClient:
 
     async def enrich_pending(self, world: str, *, include_failed: bool = False) -> SweepResult:
         return await self.run(Routes.enrich_pending(world, include_failed=include_failed))
+
+    async def worlds(self) -> list[WorldSummary]:
+        """The worlds this client's token may read that hold events, the most recently active first."""
+        return await self.run(Routes.worlds())
 
     async def health(self) -> dict[str, Any]:
         return await self.run(Routes.health())

@@ -8,7 +8,8 @@ from datetime import datetime
 from psycopg.types.json import Jsonb
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
-from engram.model.events import EnrichmentStatus, StoredEvent, WorldUser
+from engram.errors import EventIdConflict
+from engram.model.events import EnrichmentStatus, StoredEvent, WorldSummary, WorldUser, conflicting_ids
 
 EVENT_COLUMNS = (
     "world_id, event_id, user_id, conversation_id, role, content, content_type, occurred_at, received_at, "
@@ -19,6 +20,11 @@ EVENT_COLUMNS = (
 _INSERT_FIELDS = ("event_id", "user_id", "conversation_id", "role", "content", "content_type", "occurred_at",
                   "received_at", "metadata", "importance", "tags", "enrichment_status", "enrichment_id",
                   "enrichment_error")
+
+
+_WORLDS = ("SELECT world_id, count(*) AS events, count(DISTINCT user_id) AS users, "
+           "count(DISTINCT conversation_id) AS conversations, max(occurred_at) AS last_event_at "
+           "FROM chat_events {where} GROUP BY world_id")
 
 
 def _event(row: dict) -> StoredEvent:
@@ -52,6 +58,15 @@ class EventRepo(PostgresBase):
                  [Jsonb(t) for t in columns[10]], *columns[11:]),
             )
             new_ids = {r["event_id"] for r in cur.fetchall()}
+            # Checked after the insert, in its transaction: a concurrent batch's row for one of our ids was
+            # committed before ON CONFLICT skipped it, so this read sees it; raising rolls the whole batch back.
+            replayed = [e.event_id for e in ordered if e.event_id not in new_ids]
+            if replayed or len({e.event_id for e in events}) < len(events):
+                cur.execute(f"SELECT {EVENT_COLUMNS} FROM chat_events WHERE world_id = %s AND event_id = ANY(%s)",
+                            (world_id, [e.event_id for e in ordered]))
+                conflicts = conflicting_ids(events, {r["event_id"]: _event(r) for r in cur.fetchall()})
+                if conflicts:
+                    raise EventIdConflict.of(conflicts)
             # The keyword index learns of the events with them, through the outbox.
             cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) "
                         "SELECT %s, 'event', id, 'upsert' FROM unnest(%s::text[]) AS id",
@@ -126,6 +141,26 @@ class EventRepo(PostgresBase):
                         "max(occurred_at) AS last_event_at FROM chat_events WHERE world_id = %s GROUP BY user_id "
                         "ORDER BY max(occurred_at) DESC, user_id LIMIT %s", (world_id, limit))
             return [WorldUser.model_validate(r) for r in cur.fetchall()]
+
+    def has_events(self, world_id: str) -> bool:
+        with self.tx(world_id) as cur:
+            cur.execute("SELECT EXISTS (SELECT 1 FROM chat_events WHERE world_id = %s) AS any", (world_id,))
+            row = cur.fetchone()
+            return bool(row and row["any"])
+
+    def worlds(self, world_ids: Sequence[str] | None) -> list[WorldSummary]:
+        if world_ids is None:
+            with self.all_worlds_tx() as cur:  # a caller allowed every world: the reviewed all-worlds path
+                cur.execute(_WORLDS.format(where=""))
+                found = cur.fetchall()
+        else:
+            found = []
+            for world_id in sorted(set(world_ids)):  # each world in its own scope: row-level security holds
+                with self.tx(world_id) as cur:
+                    cur.execute(_WORLDS.format(where="WHERE world_id = %s"), (world_id,))
+                    found += cur.fetchall()
+        summaries = sorted((WorldSummary.model_validate(r) for r in found), key=lambda w: w.world_id)
+        return sorted(summaries, key=lambda w: w.last_event_at, reverse=True)
 
     def important_events(self, world_id: str, user_id: str, limit: int) -> list[StoredEvent]:
         """The user's most important events, most important (then latest) first."""

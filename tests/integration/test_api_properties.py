@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
-from engram.enrichment.ingest import ingest_events
+from engram.enrichment.ingest import await_enrichment, ingest_events
+from engram.http import routes
 from engram.local.server import build_app
 from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
@@ -36,7 +37,10 @@ def installed(clients: Clients) -> Iterator[None]:
     ingest_events(clients, clients.world("world"), IngestRequest.model_validate({"events": [
         {"event_id": "evt-1", "user_id": "dana", "conversation_id": "c1", "role": "user",
          "content": "My name is Dana and I live in Lisbon."}]}))
-    with api_client(clients):  # installs the clients (and in-process query steps) for the handlers
+    # No enrichment runs here, so `?wait=true` would wait its whole timeout: the route waits a moment instead.
+    with api_client(clients), pytest.MonkeyPatch.context() as patch:  # api_client installs the clients
+        patch.setattr(routes, "await_enrichment", lambda ports, accepted, timeout_s: await_enrichment(
+            ports, accepted, min(timeout_s, 0.05)))
         yield
 
 

@@ -3,6 +3,7 @@ what is acknowledged as a replay, and which enrichments start."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from engram.enrichment.ingest import (
     THROTTLED,
     IngestPorts,
+    await_enrichment,
+    batch_status,
     ingest_events,
     resume_interrupted,
     sweep_orphaned,
@@ -165,3 +168,60 @@ def test_events_failed_by_throttling_are_restarted_and_other_failures_are_left_f
     assert swept.events == 1
     assert fakes.workflows.enrichments[-1][1] == ["e1"]
     assert fakes.store.get_event("w1", "e2").enrichment_status == "failed"  # type: ignore[union-attr]
+
+
+class _Clock:
+    """A clock that moves only when the code under test sleeps; `on_sleep` runs at each sleep."""
+
+    def __init__(self, on_sleep: Callable[[int], None] = lambda n: None) -> None:
+        self.now, self.sleeps, self.on_sleep = 0.0, list[float](), on_sleep
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        self.on_sleep(len(self.sleeps))
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_waiting_answers_once_every_event_of_the_batch_is_enriched_with_each_status() -> None:
+    fakes = FakePorts()
+    response = ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."))
+
+    def enrich_at_the_third_sleep(n: int) -> None:
+        if n == 3:
+            fakes.store.set_enrichment("w1", ["e1", "e2"], "enriched")
+
+    clock = _Clock(enrich_at_the_third_sleep)
+    waited = await_enrichment(fakes, response, 10, sleep=clock.sleep, clock=clock)
+    assert waited.enrichment_status == "enriched"
+    assert [e.enrichment_status for e in waited.events] == ["enriched", "enriched"]
+    assert clock.sleeps == pytest.approx([0.2, 0.3, 0.45])  # reads often at first
+
+
+def test_waiting_stops_at_the_timeout_with_the_least_advanced_status() -> None:
+    fakes = FakePorts()
+    response = ingest_events(fakes, WORLD, said("I live in Lisbon.", "I work at Acme Robotics."))
+    fakes.store.set_enrichment("w1", ["e1"], "enriching")
+    clock = _Clock()
+    waited = await_enrichment(fakes, response, 5, sleep=clock.sleep, clock=clock)
+    assert waited.enrichment_status == "pending"
+    assert clock.now == 5 and max(clock.sleeps) == 1.0  # never past the timeout, at most a second between reads
+
+
+def test_a_replayed_batch_already_enriched_answers_at_once() -> None:
+    fakes = FakePorts()
+    ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    fakes.store.set_enrichment("w1", ["e1"], "failed", error="boom")
+    again = ingest_events(fakes, WORLD, said("I live in Lisbon."))
+    clock = _Clock()
+    waited = await_enrichment(fakes, again, 10, sleep=clock.sleep, clock=clock)
+    assert (waited.enrichment_status, clock.sleeps) == ("failed", [])
+
+
+def test_a_batch_is_failed_once_finished_if_any_event_failed() -> None:
+    assert batch_status(["enriched", "failed"]) == "failed"
+    assert batch_status(["enriched", "enriching", "failed"]) == "enriching"
+    assert batch_status(["enriched"]) == "enriched"
+    assert batch_status([]) is None

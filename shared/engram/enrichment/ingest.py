@@ -6,6 +6,8 @@ Storing never depends on enrichment: if starting the workflow fails, the events 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Protocol
@@ -70,6 +72,40 @@ def ingest_events(clients: IngestPorts, world: World, request: IngestRequest, *,
                                      duplicate=not ok, enrichment_id=enrichment_id if ok else shown.enrichment_id))
     return IngestResponse(world_id=world_id, accepted=len(new_ids), duplicates=len(stored) - len(new_ids),
                           enrichment_id=enrichment_id, events=results)
+
+
+WAIT_DEFAULT_S = 10.0
+WAIT_MAX_S = 25.0  # under API Gateway's 29 s integration limit and the ingest function's 29 s timeout
+_POLL_FIRST_S, _POLL_MAX_S = 0.2, 1.0  # reads of the batch's statuses: often at first, then once a second
+_FINISHED: frozenset[EnrichmentStatus] = frozenset({"enriched", "failed"})
+_LEAST_ADVANCED_FIRST: tuple[EnrichmentStatus, ...] = ("pending", "enriching", "failed", "enriched")
+
+
+def await_enrichment(clients: IngestPorts, response: IngestResponse, timeout_s: float, *,
+                     sleep: Callable[[float], None] = time.sleep,
+                     clock: Callable[[], float] = time.monotonic) -> IngestResponse:
+    """Wait until every event of an ingested batch (duplicates too: a retried batch waits for the first's
+    enrichment) is enriched or failed, or `timeout_s` passes; answer the response with each event's status and the
+    batch's. So a question asked right after `POST .../events?wait=true` reads what the events said."""
+    ids = [e.event_id for e in response.events]
+    deadline, delay = clock() + timeout_s, _POLL_FIRST_S
+    while True:
+        statuses = {e.event_id: e.enrichment_status for e in clients.store.get_events(response.world_id, ids)}
+        left = deadline - clock()
+        if set(statuses.values()) <= _FINISHED or left <= 0:
+            break
+        sleep(min(delay, left))
+        delay = min(_POLL_MAX_S, delay * 1.5)
+    return response.model_copy(update={
+        "events": [e.model_copy(update={"enrichment_status": statuses.get(e.event_id)}) for e in response.events],
+        "enrichment_status": batch_status(list(statuses.values())),
+    })
+
+
+def batch_status(statuses: list[EnrichmentStatus]) -> EnrichmentStatus | None:
+    """A batch's enrichment from its events': the least advanced while some run, else failed if any failed.
+    None for no events (erased while it waited)."""
+    return next((status for status in _LEAST_ADVANCED_FIRST if status in statuses), None)
 
 
 def sweep_stalled(clients: IngestPorts, world: World | None, *, include_failed: bool = False,

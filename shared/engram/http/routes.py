@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from engram.app.compose import get_clients
-from engram.enrichment.ingest import ingest_events, sweep_stalled
+from engram.enrichment.ingest import WAIT_DEFAULT_S, WAIT_MAX_S, await_enrichment, ingest_events, sweep_stalled
 from engram.enrichment.insights import conversation_insights, dismiss_intervention
 from engram.enrichment.resolve import pending_disambiguations, settle_disambiguation
 from engram.enrichment.signals import list_signals, set_assumption_status
@@ -83,10 +83,25 @@ def _json(status: int, model: BaseModel | dict[str, Any]) -> Response[Any]:
     return Response(status_code=status, content_type="application/json", body=model)
 
 
+Wait = Annotated[bool, Query(description="answer once the batch's enrichment has finished (200), so a question asked "
+                                         "next reads it; 202 if `wait_timeout_s` passes first")]
+WaitTimeout = Annotated[float, Query(gt=0, le=WAIT_MAX_S, description="with `wait`: the longest wait, in seconds")]
+
+
 @ingest_router.post("/v1/worlds/<world>/events", summary="Store 1..100 events and start their enrichment",
-                    responses={202: {"description": "accepted", "content": {"application/json": {"model": IngestResponse}}}})
-def post_events(world: WorldId, request: IngestRequest) -> Response[IngestResponse]:
-    return _json(202, ingest_events(*_at(world), request))
+                    responses={202: {"description": "accepted (with `wait`: the wait timed out, enrichment goes on)",
+                                     "content": {"application/json": {"model": IngestResponse}}},
+                               200: {"description": "with `wait`: stored and enriched (or failed, see "
+                                                    "`enrichment_status`)",
+                                     "content": {"application/json": {"model": IngestResponse}}}})
+def post_events(world: WorldId, request: IngestRequest, wait: Wait = False,
+                wait_timeout_s: WaitTimeout = WAIT_DEFAULT_S) -> Response[IngestResponse]:
+    clients, at = _at(world)
+    accepted = ingest_events(clients, at, request)
+    if not wait:
+        return _json(202, accepted)
+    waited = await_enrichment(clients, accepted, wait_timeout_s)
+    return _json(202 if waited.enrichment_status in ("pending", "enriching") else 200, waited)
 
 
 @api_router.get("/v1/worlds", summary="The worlds the caller may read that hold events, the most recently active "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path, help='{"events": [...]} (or {"world_id", "events"}) or a JSON list of events')
     p.add_argument("--world", required=True)
     p.add_argument("--batch", type=int, default=100)
+    p.add_argument("--wait", action="store_true", help="answer once each batch's enrichment has finished, so a "
+                                                       "question asked next reads it")
+    p.add_argument("--wait-timeout", type=float, default=None, help="with --wait: the longest wait per batch, in "
+                                                                    "seconds (server default 10, at most 25)")
 
     p = command("ask", _ask, "ask a question; prints the answer, its sources and the loop trace")
     p.add_argument("question")
@@ -166,15 +171,22 @@ def _ingest(args: argparse.Namespace) -> int:
     doc = json.loads(args.file.read_text(encoding="utf-8"))
     events = doc if isinstance(doc, list) else doc["events"]
     accepted = duplicates = 0
+    statuses: Counter[str] = Counter()
+    params = {"wait": "true", **({"wait_timeout_s": args.wait_timeout} if args.wait_timeout else {})} \
+        if args.wait else {}
     with _client(args) as client, Progress() as progress:
         task = progress.add_task(f"ingesting into {args.world}", total=len(events))
         for start in range(0, len(events), args.batch):
             batch = events[start:start + args.batch]
-            body = _checked(client.post(f"/v1/worlds/{args.world}/events", json={"events": batch}))
+            body = _checked(client.post(f"/v1/worlds/{args.world}/events", params=params, json={"events": batch}))
             accepted += body.get("accepted", 0)
             duplicates += body.get("duplicates", 0)
+            statuses.update(str(e.get("enrichment_status")) for e in body.get("events", []))
             progress.advance(task, len(batch))
     print(f"{accepted} events accepted, {duplicates} duplicates")
+    if args.wait:
+        print("enrichment: " + ", ".join(f"{statuses[s]} {s}" for s in ("enriched", "failed", "enriching", "pending")
+                                         if statuses[s]))
     return 0
 
 

@@ -79,6 +79,8 @@ class IngestedEvent(Frozen):
     tags: list[str]
     duplicate: bool
     enrichment_id: str | None
+    enrichment_status: EnrichmentStatus | None = Field(default=None, description="with `wait`: the event's "
+                                                       "enrichment status when the answer was sent")
 
 
 class IngestResponse(Frozen):
@@ -87,6 +89,9 @@ class IngestResponse(Frozen):
     duplicates: int
     enrichment_id: str | None
     events: list[IngestedEvent]
+    enrichment_status: EnrichmentStatus | None = Field(default=None, description=(
+        "with `wait`: the batch's enrichment, `enriched` (every event), `failed` (some event failed, the others "
+        "enriched), or `pending`/`enriching` when the wait timed out first (202)"))
 
 
 class SweepRequest(Frozen):

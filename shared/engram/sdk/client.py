@@ -5,7 +5,7 @@ pydantic models the API validates with.
 
     with EngramClient("http://127.0.0.1:8000") as engram:          # or an AWS URL with token=<JWT>
         engram.add_events("demo", [{"user_id": "ana", "conversation_id": "c1", "role": "user",
-                                    "content": "I live in Porto."}])
+                                    "content": "I live in Porto."}], wait=True)
         print(engram.ask("demo", "ana", "Where do I live?").answer)
 
 Requests that fail with 429, 5xx or a dropped connection are retried with exponential backoff (honouring
@@ -115,13 +115,16 @@ class Routes:
     """The API's routes as `Call`s: one place for paths, parameters and answer types."""
 
     @staticmethod
-    def add_events(world: str, events: Sequence[EventIn | Mapping[str, Any]]) -> Call[IngestResponse]:
+    def add_events(world: str, events: Sequence[EventIn | Mapping[str, Any]], *, wait: bool = False,
+                   wait_timeout_s: float | None = None) -> Call[IngestResponse]:
         batch = []
         for event in events:
             body = event.model_dump(mode="json", exclude_none=True) if isinstance(event, EventIn) else dict(event)
             body.setdefault("event_id", f"evt_{uuid.uuid4().hex}")  # makes a retried batch idempotent
             batch.append(body)
-        return Call("POST", f"/v1/worlds/{world}/events", _model(IngestResponse), json={"events": batch})
+        params = _params(wait="true", wait_timeout_s=wait_timeout_s) if wait else {}
+        return Call("POST", f"/v1/worlds/{world}/events", _model(IngestResponse), params=params,
+                    json={"events": batch})
 
     @staticmethod
     def get_event(world: str, event_id: str) -> Call[StoredEvent]:
@@ -256,8 +259,11 @@ class EngramClient:
             time.sleep(self.retry.delay(attempt, response))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def add_events(self, world: str, events: Sequence[EventIn | Mapping[str, Any]]) -> IngestResponse:
-        return self.run(Routes.add_events(world, events))
+    def add_events(self, world: str, events: Sequence[EventIn | Mapping[str, Any]], *, wait: bool = False,
+                   wait_timeout_s: float | None = None) -> IngestResponse:
+        """Store events. With `wait`, answer once their enrichment has finished (or `wait_timeout_s`, at most 25,
+        passes: `enrichment_status` says which), so a question asked next reads them."""
+        return self.run(Routes.add_events(world, events, wait=wait, wait_timeout_s=wait_timeout_s))
 
     def get_event(self, world: str, event_id: str) -> StoredEvent:
         return self.run(Routes.get_event(world, event_id))
@@ -357,8 +363,9 @@ class AsyncEngramClient:
             await asyncio.sleep(self.retry.delay(attempt, response))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def add_events(self, world: str, events: Sequence[EventIn | Mapping[str, Any]]) -> IngestResponse:
-        return await self.run(Routes.add_events(world, events))
+    async def add_events(self, world: str, events: Sequence[EventIn | Mapping[str, Any]], *, wait: bool = False,
+                         wait_timeout_s: float | None = None) -> IngestResponse:
+        return await self.run(Routes.add_events(world, events, wait=wait, wait_timeout_s=wait_timeout_s))
 
     async def get_event(self, world: str, event_id: str) -> StoredEvent:
         return await self.run(Routes.get_event(world, event_id))

@@ -34,12 +34,12 @@ def _result(reply: Any) -> Any:
     return json.loads(reply.content[0].text)
 
 
-def test_the_five_tools_are_listed_with_the_apis_own_schemas(local_server: Server) -> None:
+def test_the_six_tools_are_listed_with_the_apis_own_schemas(local_server: Server) -> None:
     async def body(mcp: Client) -> Any:
         return (await mcp.list_tools()).tools
 
     tools = {t.name: t for t in _with_tools(local_server, body)}
-    assert set(tools) == {"remember", "recall", "ask", "forget", "get_entity"}
+    assert set(tools) == {"remember", "recall", "ask", "forget", "get_entity", "get_context"}
     events = tools["remember"].input_schema["properties"]["events"]
     assert events["maxItems"] == 100
     defs = tools["remember"].input_schema.get("$defs", {})
@@ -97,5 +97,5 @@ def test_engram_mcp_serves_the_tools_over_stdio(local_server: Server) -> None:
             return names, _result(await mcp.call_tool("recall", {"world": WORLD, "query": "Geneva"}))
 
     names, recalled = anyio.run(run)
-    assert names == ["ask", "forget", "get_entity", "recall", "remember"]
+    assert names == ["ask", "forget", "get_context", "get_entity", "recall", "remember"]
     assert "hits" in recalled

@@ -545,6 +545,8 @@ USER_ROUTE_PROBES: dict[tuple[str, str], list[dict[str, Any]]] = {
     ("get", "/v1/worlds/{world}/users/{user_id}/memories"): [{"layer": layer} for layer in
                                                              ("episodic", "semantic", "procedural", "summary")],
     ("get", "/v1/worlds/{world}/users/{user_id}/export"): [{}],
+    ("get", "/v1/worlds/{world}/users/{user_id}/context"): [{"q": q} for q in USER_SEARCHES] + [
+        {"q": q, "conversation_id": "c-alice", "max_tokens": 100_000} for q in QUESTIONS[:3]],
 }
 # Routes that take a user id and are probed elsewhere: asking (above) and the writes.
 USER_ROUTES_ELSEWHERE = {("post", "/v1/worlds/{world}/queries"), ("post", "/v1/worlds/{world}/events"),

@@ -25,6 +25,7 @@ from engram.memory.config import (
     replace_config,
     reset_config,
 )
+from engram.memory.context import prompt_context
 from engram.memory.erase import erase_user
 from engram.memory.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
 from engram.model.entities import (
@@ -50,6 +51,7 @@ from engram.model.insights import ConversationInsights, Intervention
 from engram.model.memories import ConflictDetail, ConflictResolution
 from engram.model.overrides import WorldConfig
 from engram.model.portability import ImportResult
+from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
@@ -218,6 +220,15 @@ def memories(world: WorldId, user_id: Id, layer: Annotated[str, Query(pattern="^
              = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
     # Facts come with effective_confidence (passive decay as of now) and the explanation behind it.
     return lifecycle.user_memories(*_at(world), user_id, layer, limit)  # type: ignore[arg-type]
+
+
+@api_router.get("/v1/worlds/<world>/users/<user_id>/context",
+                summary="Context for an agent's prompt: the conversation context the rules build for `q` and the "
+                        "user's current facts relevant to it, as text within `max_tokens` and as items")
+def context(world: WorldId, user_id: Id, q: Annotated[str, Query(min_length=1, max_length=4000)],
+            conversation_id: Annotated[str | None, Query(pattern=ID)] = None,
+            max_tokens: Annotated[int, Query(ge=1, le=100_000)] = 2000) -> PromptContext:
+    return prompt_context(*_at(world), user_id, q, conversation_id, max_tokens)
 
 
 @api_router.post("/v1/worlds/<world>/enrichments",

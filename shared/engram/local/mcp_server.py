@@ -1,4 +1,4 @@
-"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as five tools.
+"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as six tools.
 
 Each tool is a thin call of the Python client against a running engram (the local server or AWS), and
 its input and output schemas are the API's own pydantic models, so an agent sees the same contract an
@@ -15,13 +15,14 @@ from pydantic import Field
 
 from engram.model.entities import EntityDetail
 from engram.model.events import Erasure, EventIn, IngestResponse
+from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 from engram.sdk.client import DEFAULT_URL, ApiError, AsyncEngramClient
 
 INSTRUCTIONS = (
     "engram is your long-term memory. Call `remember` with what the user says (and what you answer) so it "
-    "is kept; `recall` to search memory; `ask` for an answer with sources and a confidence; `get_entity` for "
+    "is kept; `get_context` for memory as text to put in your prompt; `recall` to search memory; `ask` for an answer with sources and a confidence; `get_entity` for "
     "what is known about a person, place or thing; `forget` only when the user asks to be erased."
 )
 World = Annotated[str, Field(description="the world (tenant) id", pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")]
@@ -66,6 +67,16 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
                              "relationships; with user_id, only that user's facts and relationships (and the world's).")
     async def get_entity(world: World, entity_id: str, user_id: UserId | None = None) -> EntityDetail:
         result: EntityDetail = await call(client.entity(world, entity_id, user_id=user_id))
+        return result
+
+    @server.tool(description="Memory as text for your prompt: the conversation context (latest exchanges, similar "
+                             "and important past events, with who said it and when) and the user's current facts "
+                             "relevant to the input, within max_tokens; also as items.")
+    async def get_context(world: World, user_id: UserId, q: Annotated[str, Field(min_length=1, max_length=4000)],
+                          conversation_id: str | None = None,
+                          max_tokens: Annotated[int, Field(ge=1, le=100_000)] = 2000) -> PromptContext:
+        result: PromptContext = await call(client.context(world, user_id, q, conversation_id=conversation_id,
+                                                          max_tokens=max_tokens))
         return result
 
     return server

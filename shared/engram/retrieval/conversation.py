@@ -60,6 +60,8 @@ class ConversationContext:
     events: list[StoredEvent]  # chosen, oldest first
     web: list[WebResult] = field(default_factory=list)
     singular_units: bool = False  # "1 minute ago" instead of the document's "1 minutes ago"
+    # Why each event was chosen: "exchange" (the conversation's latest), "semantic_match" or "important".
+    origins: dict[str, str] = field(default_factory=dict)
 
     def lines(self, user_id: str, now: datetime) -> list[str]:
         """The context lines: web results first, then one line per event."""
@@ -97,18 +99,22 @@ def conversation_context(clients: ConversationPorts, world: World, user_id: str,
         recent = clients.store.conversation_events(world_id, conversation_id, h.context.context_recent_exchanges * 2,
                                                    user_id=user_id)
     chosen: dict[str, StoredEvent] = {e.event_id: e for e in reversed(recent)}  # the latest exchange first
+    origins = dict.fromkeys(chosen, "exchange")
     vector = query_vector(clients.embedder, user_input, h.retrieval.query_embedding_cache)
     similar = clients.store.semantic_search(world_id, vector, user_id=user_id, kinds=("event",),
                                             limit=h.context.context_semantic + len(chosen),
                                             min_similarity=h.retrieval.semantic_min_similarity)
     new = [s.doc_id for s in similar if s.doc_id not in chosen][: h.context.context_semantic]
     chosen.update({e.event_id: e for e in clients.store.get_events(world_id, new)})
+    origins.update({i: "semantic_match" for i in chosen if i not in origins})
     important = clients.store.important_events(world_id, user_id, h.context.context_important + len(chosen))
     chosen.update({e.event_id: e for e in [e for e in important if e.event_id not in chosen]
                    [: h.context.context_important]})
+    origins.update({i: "important" for i in chosen if i not in origins})
     kept = list(chosen.values())[: h.context.context_max_items]
     web: list[WebResult] = []
     if clients.web is not None and needs_web_search(user_input, h):
         web = clients.web.search(user_input, h.context.web_search_max_results)
     return ConversationContext(events=sorted(kept, key=lambda e: (e.occurred_at, e.event_id)), web=web,
-                               singular_units=h.context.relative_time_singular)
+                               singular_units=h.context.relative_time_singular,
+                               origins={e.event_id: origins[e.event_id] for e in kept})

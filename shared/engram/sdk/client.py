@@ -29,6 +29,7 @@ from pydantic import BaseModel, TypeAdapter
 from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
 from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult, WorldSummary
 from engram.model.memories import ConflictDetail
+from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 
@@ -170,6 +171,12 @@ class Routes:
                     params={"layer": layer, "limit": limit})
 
     @staticmethod
+    def context(world: str, user_id: str, q: str, *, conversation_id: str | None,
+                max_tokens: int | None) -> Call[PromptContext]:
+        return Call("GET", f"/v1/worlds/{world}/users/{user_id}/context", _model(PromptContext),
+                    params=_params(q=q, conversation_id=conversation_id, max_tokens=max_tokens))
+
+    @staticmethod
     def conflicts(world: str, *, status: str | None) -> Call[list[ConflictDetail]]:
         return Call("GET", f"/v1/worlds/{world}/conflicts", _model(list[ConflictDetail]), params=_params(status=status))
 
@@ -309,6 +316,12 @@ class EngramClient:
     def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[dict[str, Any]]:
         return self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
 
+    def context(self, world: str, user_id: str, q: str, *, conversation_id: str | None = None,
+                max_tokens: int | None = None) -> PromptContext:
+        """Memory as text for a prompt: the conversation context the rules build for `q` and the user's current
+        facts relevant to it (`.text`, within `max_tokens`), and the items it is made of (`.items`)."""
+        return self.run(Routes.context(world, user_id, q, conversation_id=conversation_id, max_tokens=max_tokens))
+
     def conflicts(self, world: str, *, status: str | None = None) -> list[ConflictDetail]:
         return self.run(Routes.conflicts(world, status=status))
 
@@ -406,6 +419,12 @@ class AsyncEngramClient:
     async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50
                        ) -> list[dict[str, Any]]:
         return await self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
+
+    async def context(self, world: str, user_id: str, q: str, *, conversation_id: str | None = None,
+                      max_tokens: int | None = None) -> PromptContext:
+        """Memory as text for a prompt (see `EngramClient.context`)."""
+        return await self.run(Routes.context(world, user_id, q, conversation_id=conversation_id,
+                                             max_tokens=max_tokens))
 
     async def conflicts(self, world: str, *, status: str | None = None) -> list[ConflictDetail]:
         return await self.run(Routes.conflicts(world, status=status))

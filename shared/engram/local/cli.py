@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from engram.config import get_settings
+from engram.sdk.client import ApiError, _error
 
 _TIMEOUT = httpx.Timeout(120.0, connect=5.0)
 
@@ -24,9 +25,29 @@ def main(argv: list[str] | None = None) -> int:
     except httpx.ConnectError:
         print(f"engram: no server at {args.url}; start one with `make run` (or `engram serve`)", file=sys.stderr)
         return 2
+    except httpx.HTTPError as exc:
+        print(f"engram: the request to {args.url} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 2
     except ApiError as exc:
-        print(f"engram: {exc}", file=sys.stderr)
+        print(_described(exc), file=sys.stderr)
         return 1
+
+
+def _described(exc: ApiError) -> str:
+    """The API's error as a user reads it: status, code and message, then each field error as `loc: msg`."""
+    lines = [f"engram: {f'{exc.status} ' if exc.status else ''}{exc.code}: {exc.message}"]
+    details = exc.details
+    errors = details.get("errors") if isinstance(details, dict) else details
+    if isinstance(errors, list):
+        for err in errors:
+            if isinstance(err, dict) and "msg" in err:
+                loc = ".".join(str(part) for part in err.get("loc", ()))
+                lines.append(f"  {loc or '(request)'}: {err['msg']}")
+            else:
+                lines.append(f"  {err}")
+    elif details:
+        lines.append(f"  {json.dumps(details, default=str)}")
+    return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -120,21 +141,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class ApiError(Exception):
-    pass
-
-
 def _client(args: argparse.Namespace) -> httpx.Client:
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     return httpx.Client(base_url=args.url, timeout=_TIMEOUT, headers=headers)
 
 
 def _checked(response: httpx.Response) -> dict[str, Any]:
-    body = response.json() if response.content else {}
     if response.status_code >= 400:
-        err = body.get("error", {}) if isinstance(body, dict) else {}
-        raise ApiError(f"{response.status_code} {err.get('code', '')}: {err.get('message', response.text)}")
-    return body
+        raise _error(response)
+    return response.json() if response.content else {}
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -149,6 +164,11 @@ def _serve(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     settings = Settings(port=args.port, host=args.host)
+    busy = _port_taken(args.host, args.port)
+    if busy:
+        print(f"engram: cannot listen on {args.host}:{args.port} ({busy}); choose another port with --port or "
+              "ENGRAM_PORT", file=sys.stderr)
+        return 2
     print(f"engram: starting the embedded stack (data in {settings.data_dir.resolve()})", flush=True)
     with LocalStack(settings) as stack:
         if stack.resumed and stack.resumed.events:
@@ -163,6 +183,20 @@ def _serve(args: argparse.Namespace) -> int:
         serve(args.host, args.port)
     print("engram: stopped", flush=True)
     return 0
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on (checked before the stack starts, PostgreSQL included), or None."""
+    import socket
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+            probe.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -315,7 +349,7 @@ def _import(args: argparse.Namespace) -> int:
     try:
         document = parse_document(lines, schema_version=2**31 - 1)  # the server knows its own schema
     except InvalidInput as exc:
-        raise ApiError(f"{exc.code}: {exc.message}\n{json.dumps(exc.details, indent=2, default=str)}") from exc
+        raise ApiError(0, exc.code, exc.message, exc.details) from exc
     inserted: dict[str, int] = {}
     skipped: dict[str, int] = {}
     with _client(args) as client, Progress() as progress:

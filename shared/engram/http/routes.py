@@ -53,6 +53,7 @@ from engram.model.portability import ImportResult
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
+from engram.model.steps import ConsolidationRun
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.query import submit as queries
@@ -239,6 +240,13 @@ def sweep(world: WorldId, request: SweepRequest) -> Response[SweepResult]:
 def consolidate(world: WorldId) -> Response[dict[str, Any]]:
     execution = get_clients().workflows.start_consolidation(world)
     return _json(202, {"world_id": world, "execution_id": execution})
+
+
+@api_router.get("/v1/worlds/<world>/consolidations/<execution_id>",
+                summary="A consolidation started by POST .../consolidations: running, or what the run did",
+                tags=["ops"])
+def consolidation_run(world: WorldId, execution_id: Annotated[str, Path(max_length=300)]) -> ConsolidationRun:
+    return get_clients().workflows.consolidation(world, execution_id)
 
 
 @api_router.get("/v1/worlds/<world>/config",

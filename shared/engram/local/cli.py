@@ -102,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("consolidate", _consolidate, "run consolidation now")
     p.add_argument("--world", required=True)
+    p.add_argument("--wait", action="store_true", help="wait for the run to finish and print what it did")
+    p.add_argument("--wait-timeout", type=float, default=600.0, help="with --wait: the longest wait, in seconds "
+                                                                     "(default %(default)s)")
 
     p = command("export", _export, "export a world's memory (or one user's) to a JSON Lines file")
     p.add_argument("--world", required=True)
@@ -286,9 +289,32 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _consolidate(args: argparse.Namespace) -> int:
+    import time
+    from urllib.parse import quote
+
     with _client(args) as client:
         body = _checked(client.post(f"/v1/worlds/{args.world}/consolidations", json={}))
-    print(json.dumps(body, indent=2))
+        if not args.wait:
+            print(json.dumps(body, indent=2))
+            return 0
+        path = f"/v1/worlds/{args.world}/consolidations/{quote(body['execution_id'], safe='')}"
+        deadline = time.monotonic() + args.wait_timeout
+        run = _checked(client.get(path))
+        while run["status"] == "running":
+            if time.monotonic() > deadline:
+                print(f"engram: consolidation {body['execution_id']} still running after {args.wait_timeout:g} s",
+                      file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+            run = _checked(client.get(path))
+    if run["status"] == "failed":
+        print(f"engram: consolidation {body['execution_id']} failed: {run.get('error')}", file=sys.stderr)
+        return 1
+    totals = run["totals"]
+    print(f"consolidation {totals['run_id']} of {args.world}: {totals['scopes']} scopes, {totals['summaries']} "
+          f"summarized, {totals['confirmed']} facts confirmed, {totals['procedures']} procedures, "
+          f"{totals['conflicts_settled']} conflicts settled, {totals['archived']} archived, {totals['failed']} "
+          f"failed, {totals['model_calls']} model calls")
     return 0
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from engram.model.steps import ConsolidationRun
+
 
 class RecordingWorkflows:
     def __init__(self, *, fail: bool = False) -> None:
@@ -31,3 +33,6 @@ class RecordingWorkflows:
     def start_consolidation(self, world_id: str | None) -> str:
         self.consolidations.append(world_id)
         return "exec-consolidation"
+
+    def consolidation(self, world_id: str, execution_id: str) -> ConsolidationRun:
+        return ConsolidationRun(world_id=world_id, execution_id=execution_id, status="running")

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram.config import Settings
-from engram.errors import ConfigurationError, EngramError, TransientStoreError
+from engram.errors import ConfigurationError, EngramError, NotFound, TransientStoreError
+from engram.model.steps import ConsolidationRun, RunTotals
 
 _POLL_SECONDS = 0.05
 _POLL_LIMIT_SECONDS = 300.0
@@ -50,6 +51,29 @@ class StepFunctionsWorkflows:
 
     def start_consolidation(self, world_id: str | None) -> str:
         return self._start(self.consolidation_arn, None, {"world_id": world_id})
+
+    def consolidation(self, world_id: str, execution_id: str) -> ConsolidationRun:
+        """Only an execution of the consolidation state machine started for this world: another's is unknown."""
+        from botocore.exceptions import ClientError
+
+        prefix = self.consolidation_arn.replace(":stateMachine:", ":execution:") + ":"
+        unknown = NotFound(f"no consolidation {execution_id!r} in world {world_id!r}")
+        if not self.consolidation_arn or not execution_id.startswith(prefix):
+            raise unknown
+        try:
+            result = self._call("describe_execution", executionArn=execution_id)
+        except ClientError as exc:
+            raise unknown from exc
+        if json.loads(result.get("input") or "{}").get("world_id") != world_id:
+            raise unknown
+        status = result.get("status")
+        if status == "RUNNING":
+            return ConsolidationRun(world_id=world_id, execution_id=execution_id, status="running")
+        if status == "SUCCEEDED":
+            return ConsolidationRun(world_id=world_id, execution_id=execution_id, status="succeeded",
+                                    totals=RunTotals.model_validate(self._finished(result)))
+        return ConsolidationRun(world_id=world_id, execution_id=execution_id, status="failed",
+                                error=f"{status}: {result.get('error', '')} {str(result.get('cause', ''))[:300]}")
 
     def run_query(self, world_id: str, query_id: str) -> dict[str, Any]:
         payload = json.dumps({"world_id": world_id, "query_id": query_id})

@@ -13,7 +13,8 @@ from engram.consolidation import run as consolidation
 from engram.enrichment.extract import ExtractPorts, ExtractStore, extract_events
 from engram.enrichment.indexing import IndexingPorts, IndexingStore, index_pending
 from engram.enrichment.resolve import resolve_events
-from engram.errors import ConfigurationError
+from engram.errors import ConfigurationError, NotFound
+from engram.model.steps import ConsolidationRun, RunTotals
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.query import loop, research
@@ -88,6 +89,7 @@ class InlineWorkflows:
     def __init__(self, clients: Clients | None = None, *, background: bool = True) -> None:
         self.clients = clients  # the Clients holding this adapter, set once they are built
         self.background = background
+        self.consolidations: dict[str, ConsolidationRun] = {}  # what each consolidation started here did
 
     def _clients(self) -> Clients:
         if self.clients is None:
@@ -109,5 +111,15 @@ class InlineWorkflows:
     def start_consolidation(self, world_id: str | None) -> str:
         if not self.background:
             return "inline-consolidation"
-        run, _totals = consolidate(self._clients(), world_id)
-        return f"inline-{run.run_id}"
+        run, totals = consolidate(self._clients(), world_id)
+        execution_id = f"inline-{run.run_id}"
+        if world_id is not None:
+            self.consolidations[execution_id] = ConsolidationRun(
+                world_id=world_id, execution_id=execution_id, status="succeeded", totals=RunTotals(**totals))
+        return execution_id
+
+    def consolidation(self, world_id: str, execution_id: str) -> ConsolidationRun:
+        found = self.consolidations.get(execution_id)
+        if found is None or found.world_id != world_id:
+            raise NotFound(f"no consolidation {execution_id!r} in world {world_id!r}")
+        return found

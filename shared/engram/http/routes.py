@@ -55,6 +55,7 @@ from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
+from engram.model.steps import ConsolidationRun
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.query import submit as queries
@@ -95,7 +96,7 @@ WaitTimeout = Annotated[float, Query(gt=0, le=WAIT_MAX_S, description="with `wai
                                      "content": {"application/json": {"model": IngestResponse}}},
                                200: {"description": "with `wait`: stored and enriched (or failed, see "
                                                     "`enrichment_status`)",
-                                     "content": {"application/json": {"model": IngestResponse}}}})
+                                     "content": {"application/json": {"model": IngestResponse}}}}, tags=["events"])
 def post_events(world: WorldId, request: IngestRequest, wait: Wait = False,
                 wait_timeout_s: WaitTimeout = WAIT_DEFAULT_S) -> Response[IngestResponse]:
     clients, at = _at(world)
@@ -107,13 +108,14 @@ def post_events(world: WorldId, request: IngestRequest, wait: Wait = False,
 
 
 @api_router.get("/v1/worlds", summary="The worlds the caller may read that hold events, the most recently active "
-                                     "first, with their event, user and conversation counts")
+                                     "first, with their event, user and conversation counts", tags=["worlds"])
 def list_worlds() -> list[WorldSummary]:
     allowed = caller_worlds(api_router.current_event.raw_event)
     return get_clients().store.worlds(None if allowed is None else sorted(allowed))
 
 
-@api_router.get("/v1/worlds/<world>/events/<event_id>", summary="A stored event and its enrichment status")
+@api_router.get("/v1/worlds/<world>/events/<event_id>", summary="A stored event and its enrichment status",
+                tags=["events"])
 def get_event(world: WorldId, event_id: Id) -> StoredEvent:
     event = get_clients().store.get_event(world, event_id)
     if event is None:
@@ -125,7 +127,7 @@ def get_event(world: WorldId, event_id: Id) -> StoredEvent:
                  summary="Ask a question (sync answers; async and research answer 202 with the query id)",
                  responses={200: {"description": "answered", "content": {"application/json": {"model": QueryResponse}}},
                             202: {"description": "started (mode async or research)",
-                                  "content": {"application/json": {"model": QueryAccepted}}}})
+                                  "content": {"application/json": {"model": QueryAccepted}}}}, tags=["queries"])
 def post_query(world: WorldId, request: QueryRequest) -> Response[QueryResponse | QueryAccepted]:
     query = queries.submit_query(get_clients(), world, request)
     if request.mode in ("async", "research"):
@@ -133,24 +135,25 @@ def post_query(world: WorldId, request: QueryRequest) -> Response[QueryResponse 
     return _json(200, queries.response(query))
 
 
-@api_router.get("/v1/worlds/<world>/queries/<query_id>", summary="One query and its lifecycle")
+@api_router.get("/v1/worlds/<world>/queries/<query_id>", summary="One query and its lifecycle", tags=["queries"])
 def get_query(world: WorldId, query_id: Id) -> QueryResponse:
     return queries.response(queries.get_query(get_clients(), world, query_id))
 
 
-@api_router.get("/v1/worlds/<world>/queries", summary="Recent queries")
+@api_router.get("/v1/worlds/<world>/queries", summary="Recent queries", tags=["queries"])
 def list_queries(world: WorldId, user_id: Annotated[str | None, Query(pattern=ID)] = None,
                  limit: Annotated[int, Query(ge=1, le=100)] = 20) -> list[QueryResponse]:
     return [queries.response(q) for q in queries.list_queries(get_clients(), world, user_id, limit)]
 
 
-@api_router.get("/v1/worlds/<world>/search", summary="Fused keyword, semantic and graph search")
+@api_router.get("/v1/worlds/<world>/search", summary="Fused keyword, semantic and graph search", tags=["search"])
 def search(world: WorldId, q: Annotated[str, Query(min_length=1, max_length=1000)],
            user_id: UserId = None, limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
     return fused_search(*_at(world), q, user_id=user_id, limit=limit)
 
 
-@api_router.get("/v1/worlds/<world>/similar", summary="Memories or entities nearest one memory or entity by meaning")
+@api_router.get("/v1/worlds/<world>/similar", summary="Memories or entities nearest one memory or entity by meaning",
+                tags=["search"])
 def similar(world: WorldId, kind: Annotated[str, Query(pattern="^(event|episodic|semantic|summary|procedural|entity)$")],
             id: Annotated[str, Query(pattern=ID)], user_id: UserId = None,
             limit: Annotated[int, Query(ge=1, le=50)] = 10) -> list[SearchHit]:
@@ -158,7 +161,8 @@ def similar(world: WorldId, kind: Annotated[str, Query(pattern="^(event|episodic
 
 
 @api_router.get("/v1/worlds/<world>/entities",
-                summary="Entities by name or alias (contained or near in spelling) and by definition (type or description)")
+                summary="Entities by name or alias (contained or near in spelling) and by definition (type or description)",
+                tags=["entities"])
 def list_entities(world: WorldId, name: Annotated[str | None, Query(max_length=200)] = None,
                   definition: Annotated[str | None, Query(max_length=200)] = None,
                   limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[CanonicalEntity]:
@@ -166,12 +170,14 @@ def list_entities(world: WorldId, name: Annotated[str | None, Query(max_length=2
 
 
 @api_router.get("/v1/worlds/<world>/entities/<entity_id>",
-                summary="One entity with its aliases (whose, how sure, learned how), facts and relationships")
+                summary="One entity with its aliases (whose, how sure, learned how), facts and relationships",
+                tags=["entities"])
 def get_entity(world: WorldId, entity_id: Id, user_id: UserId = None) -> EntityDetail:
     return graph.entity_detail(*_at(world), entity_id, user_id)
 
 
-@api_router.get("/v1/worlds/<world>/entities/<entity_id>/relationships", summary="Relationships to a depth")
+@api_router.get("/v1/worlds/<world>/entities/<entity_id>/relationships", summary="Relationships to a depth",
+                tags=["entities"])
 def relationships(world: WorldId, entity_id: Id, depth: Annotated[int, Query(ge=1, le=3)] = 1,
                   user_id: UserId = None) -> list[Relationship]:
     graph.require_entity(get_clients(), world, entity_id)
@@ -179,43 +185,46 @@ def relationships(world: WorldId, entity_id: Id, depth: Annotated[int, Query(ge=
 
 
 @api_router.get("/v1/worlds/<world>/conflicts",
-                summary="Conflicting facts, each with both sides and their confidence explained")
+                summary="Conflicting facts, each with both sides and their confidence explained", tags=["conflicts"])
 def conflicts(world: WorldId, status: Annotated[str | None, Query(pattern="^(open|resolved)$")] = None
               ) -> list[ConflictDetail]:
     return lifecycle.list_conflicts(*_at(world), status)
 
 
 @api_router.post("/v1/worlds/<world>/conflicts/<conflict_id>/resolution",
-                 summary="Settle a conflict: keep one memory (the other is superseded) or both; 409 once the user has")
+                 summary="Settle a conflict: keep one memory (the other is superseded) or both; 409 once the user has",
+                 tags=["conflicts"])
 def conflict_resolution(world: WorldId, conflict_id: Id, request: ConflictResolution) -> ConflictDetail:
     return lifecycle.resolve_conflict(*_at(world), conflict_id, request)
 
 
 @api_router.get("/v1/worlds/<world>/conversations/<conversation>/signals",
-                summary="A conversation's signals in the order they were said, optionally of one type")
+                summary="A conversation's signals in the order they were said, optionally of one type",
+                tags=["signals"])
 def signals(world: WorldId, conversation: Id, type: Annotated[str | None, Query(pattern=SIGNAL_TYPE)] = None,
             limit: Annotated[int, Query(ge=1, le=500)] = 200) -> list[Signal]:
     return list_signals(get_clients(), world, conversation, type, limit)
 
 
 @api_router.post("/v1/worlds/<world>/signals/<signal_id>/status",
-                 summary="Set an assumption's status: untested, confirmed, challenged or refuted")
+                 summary="Set an assumption's status: untested, confirmed, challenged or refuted", tags=["signals"])
 def signal_status(world: WorldId, signal_id: Id, change: AssumptionStatusChange) -> Signal:
     return set_assumption_status(get_clients(), world, signal_id, change.status)
 
 
-@api_router.get("/v1/worlds/<world>/users", summary="The world's users, the most recently active first")
+@api_router.get("/v1/worlds/<world>/users", summary="The world's users, the most recently active first",
+                tags=["worlds"])
 def users(world: WorldId, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[WorldUser]:
     return get_clients().store.world_users(world, limit)
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/events",
-                summary="A user's latest events with their enrichment status")
+                summary="A user's latest events with their enrichment status", tags=["events"])
 def user_events(world: WorldId, user_id: Id, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[StoredEvent]:
     return get_clients().store.user_events(world, user_id, limit)
 
 
-@api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer")
+@api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer", tags=["memories"])
 def memories(world: WorldId, user_id: Id, layer: Annotated[str, Query(pattern="^(episodic|semantic|procedural|summary)$")]
              = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
     # Facts come with effective_confidence (passive decay as of now) and the explanation behind it.
@@ -224,7 +233,8 @@ def memories(world: WorldId, user_id: Id, layer: Annotated[str, Query(pattern="^
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/context",
                 summary="Context for an agent's prompt: the conversation context the rules build for `q` and the "
-                        "user's current facts relevant to it, as text within `max_tokens` and as items")
+                        "user's current facts relevant to it, as text within `max_tokens` and as items",
+                tags=["memories"])
 def context(world: WorldId, user_id: Id, q: Annotated[str, Query(min_length=1, max_length=4000)],
             conversation_id: Annotated[str | None, Query(pattern=ID)] = None,
             max_tokens: Annotated[int, Query(ge=1, le=100_000)] = 2000) -> PromptContext:
@@ -232,42 +242,53 @@ def context(world: WorldId, user_id: Id, q: Annotated[str, Query(min_length=1, m
 
 
 @api_router.post("/v1/worlds/<world>/enrichments",
-                 summary="Start enrichment again for events still pending after the grace period (or failed)")
+                 summary="Start enrichment again for events still pending after the grace period (or failed)",
+                 tags=["ops"])
 def sweep(world: WorldId, request: SweepRequest) -> Response[SweepResult]:
     return _json(202, sweep_stalled(*_at(world), include_failed=request.include_failed))
 
 
-@api_router.post("/v1/worlds/<world>/consolidations", summary="Run consolidation now")
+@api_router.post("/v1/worlds/<world>/consolidations", summary="Run consolidation now", tags=["ops"])
 def consolidate(world: WorldId) -> Response[dict[str, Any]]:
     execution = get_clients().workflows.start_consolidation(world)
     return _json(202, {"world_id": world, "execution_id": execution})
 
 
+@api_router.get("/v1/worlds/<world>/consolidations/<execution_id>",
+                summary="A consolidation started by POST .../consolidations: running, or what the run did",
+                tags=["ops"])
+def consolidation_run(world: WorldId, execution_id: Annotated[str, Path(max_length=300)]) -> ConsolidationRun:
+    return get_clients().workflows.consolidation(world, execution_id)
+
+
 @api_router.get("/v1/worlds/<world>/config",
                 summary="The world's config: its overrides, any stored override ignored (and why), and the heuristics "
-                        "and tag categories in force")
+                        "and tag categories in force", tags=["config"])
 def get_config(world: WorldId) -> WorldConfigView:
     return read_config(get_clients(), world)
 
 
 @api_router.put("/v1/worlds/<world>/config",
-                summary="Replace the world's overrides (validated whole: 422 on an unknown key or a bad value)")
+                summary="Replace the world's overrides (validated whole: 422 on an unknown key or a bad value)",
+                tags=["config"])
 def put_config(world: WorldId, config: WorldConfig) -> WorldConfigView:
     return replace_config(get_clients(), world, config)
 
 
 @api_router.patch("/v1/worlds/<world>/config",
-                  summary="Change some overrides (a JSON merge patch: null removes one), validated whole")
+                  summary="Change some overrides (a JSON merge patch: null removes one), validated whole",
+                  tags=["config"])
 def patch_world_config(world: WorldId, patch: WorldConfigPatch) -> WorldConfigView:
     return patch_config(get_clients(), world, patch)
 
 
-@api_router.delete("/v1/worlds/<world>/config", summary="Remove every override of the world: the defaults apply")
+@api_router.delete("/v1/worlds/<world>/config", summary="Remove every override of the world: the defaults apply",
+                   tags=["config"])
 def delete_config(world: WorldId) -> WorldConfigView:
     return reset_config(get_clients(), world)
 
 
-@api_router.get("/v1/health", summary="Liveness with the state of each dependency")
+@api_router.get("/v1/health", summary="Liveness with the state of each dependency", tags=["ops"])
 def health() -> Response[dict[str, Any]]:
     clients = get_clients()
     checks: dict[str, Any] = {"llm": clients.llm.name, "embedder": clients.embedder.name}
@@ -283,18 +304,21 @@ def health() -> Response[dict[str, Any]]:
 
 
 @api_router.get("/v1/worlds/<world>/conversations/<conversation>/insights",
-                summary="A conversation's current inflection, open interventions and signals by type")
+                summary="A conversation's current inflection, open interventions and signals by type",
+                tags=["insights"])
 def insights(world: WorldId, conversation: Id) -> ConversationInsights:
     return conversation_insights(*_at(world), conversation)
 
 
 @api_router.post("/v1/worlds/<world>/conversations/<conversation>/interventions/<intervention_id>/dismissal",
-                 summary="Dismiss an intervention: it is never offered again (dismissing twice changes nothing)")
+                 summary="Dismiss an intervention: it is never offered again (dismissing twice changes nothing)",
+                 tags=["insights"])
 def intervention_dismissal(world: WorldId, conversation: Id, intervention_id: Id) -> Intervention:
     return dismiss_intervention(get_clients(), world, conversation, intervention_id)
 
 
-@api_router.get("/v1/worlds/<world>/paths", summary="The shortest chains of relationships between two entities")
+@api_router.get("/v1/worlds/<world>/paths", summary="The shortest chains of relationships between two entities",
+                tags=["entities"])
 def paths(world: WorldId, from_: Annotated[str, Query(alias="from", pattern=ID)], to: Annotated[str, Query(pattern=ID)],
           max_length: Annotated[int, Query(ge=1, le=4)] = 3,
           limit: Annotated[int, Query(ge=1, le=20)] = 5, user_id: UserId = None) -> list[EntityPath]:
@@ -302,14 +326,16 @@ def paths(world: WorldId, from_: Annotated[str, Query(alias="from", pattern=ID)]
 
 
 @api_router.get("/v1/worlds/<world>/disambiguations",
-                summary="Mentions waiting for their user to choose among candidate entities, oldest first")
+                summary="Mentions waiting for their user to choose among candidate entities, oldest first",
+                tags=["entities"])
 def disambiguations(world: WorldId, user_id: Annotated[str | None, Query(pattern=ID)] = None,
                     limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[RecordedMention]:
     return pending_disambiguations(get_clients(), world, user_id, limit)
 
 
 @api_router.post("/v1/worlds/<world>/disambiguations/<mention_id>/resolution",
-                 summary="Settle a disambiguation with an entity (or a new one); the user's alias is learned")
+                 summary="Settle a disambiguation with an entity (or a new one); the user's alias is learned",
+                 tags=["entities"])
 def settle(world: WorldId, mention_id: Annotated[str, Path(pattern=MENTION_ID)], request: SettleRequest) -> Settlement:
     return settle_disambiguation(*_at(world), mention_id, request)
 
@@ -317,7 +343,7 @@ def settle(world: WorldId, mention_id: Annotated[str, Path(pattern=MENTION_ID)],
 @api_router.delete("/v1/worlds/<world>/users/<user_id>",
                    summary="Erase a user everywhere: events, memories, signals, queries, index documents and what was "
                            "made of their words; an enrichment still running writes nothing more for them. Events "
-                           "the same user id sends after `erased_at` are a new start")
+                           "the same user id sends after `erased_at` are a new start", tags=["worlds"])
 def erase(world: WorldId, user_id: Id) -> Erasure:
     return erase_user(*_at(world), user_id)
 
@@ -338,14 +364,15 @@ def _page(page: ExportPage) -> Response[str]:
 
 
 @api_router.get("/v1/worlds/<world>/export", summary="Export a world's memory as JSON Lines, page by page",
-                responses=_EXPORT)
+                responses=_EXPORT, tags=["export/import"])
 def export_world(world: WorldId, cursor: ExportCursor = None, vectors: ExportVectors = True,
                  max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
     return _page(export_page(get_clients(), world, None, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/export",
-                summary="Export one user's memory (and the entities it refers to), page by page", responses=_EXPORT)
+                summary="Export one user's memory (and the entities it refers to), page by page", responses=_EXPORT,
+                tags=["export/import"])
 def export_user(world: WorldId, user_id: Id, cursor: ExportCursor = None, vectors: ExportVectors = True,
                 max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
     return _page(export_page(get_clients(), world, user_id, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
@@ -353,7 +380,7 @@ def export_user(world: WorldId, user_id: Id, cursor: ExportCursor = None, vector
 
 @api_router.post("/v1/worlds/<world>/import",
                  summary="Import an export document (JSON Lines) into this world: validated whole, then written in "
-                         "one transaction; rows the world holds are skipped")
+                         "one transaction; rows the world holds are skipped", tags=["export/import"])
 def import_world(world: WorldId) -> ImportResult:
     body = api_router.current_event.decoded_body or ""
     return import_document(get_clients(), world, document_lines(body))

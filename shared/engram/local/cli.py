@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from engram.config import get_settings
+from engram.sdk.client import ApiError, _error
 
 _TIMEOUT = httpx.Timeout(120.0, connect=5.0)
 
@@ -24,9 +25,29 @@ def main(argv: list[str] | None = None) -> int:
     except httpx.ConnectError:
         print(f"engram: no server at {args.url}; start one with `make run` (or `engram serve`)", file=sys.stderr)
         return 2
+    except httpx.HTTPError as exc:
+        print(f"engram: the request to {args.url} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 2
     except ApiError as exc:
-        print(f"engram: {exc}", file=sys.stderr)
+        print(_described(exc), file=sys.stderr)
         return 1
+
+
+def _described(exc: ApiError) -> str:
+    """The API's error as a user reads it: status, code and message, then each field error as `loc: msg`."""
+    lines = [f"engram: {f'{exc.status} ' if exc.status else ''}{exc.code}: {exc.message}"]
+    details = exc.details
+    errors = details.get("errors") if isinstance(details, dict) else details
+    if isinstance(errors, list):
+        for err in errors:
+            if isinstance(err, dict) and "msg" in err:
+                loc = ".".join(str(part) for part in err.get("loc", ()))
+                lines.append(f"  {loc or '(request)'}: {err['msg']}")
+            else:
+                lines.append(f"  {err}")
+    elif details:
+        lines.append(f"  {json.dumps(details, default=str)}")
+    return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("consolidate", _consolidate, "run consolidation now")
     p.add_argument("--world", required=True)
+    p.add_argument("--wait", action="store_true", help="wait for the run to finish and print what it did")
+    p.add_argument("--wait-timeout", type=float, default=600.0, help="with --wait: the longest wait, in seconds "
+                                                                     "(default %(default)s)")
 
     p = command("export", _export, "export a world's memory (or one user's) to a JSON Lines file")
     p.add_argument("--world", required=True)
@@ -120,21 +144,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class ApiError(Exception):
-    pass
-
-
 def _client(args: argparse.Namespace) -> httpx.Client:
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     return httpx.Client(base_url=args.url, timeout=_TIMEOUT, headers=headers)
 
 
 def _checked(response: httpx.Response) -> dict[str, Any]:
-    body = response.json() if response.content else {}
     if response.status_code >= 400:
-        err = body.get("error", {}) if isinstance(body, dict) else {}
-        raise ApiError(f"{response.status_code} {err.get('code', '')}: {err.get('message', response.text)}")
-    return body
+        raise _error(response)
+    return response.json() if response.content else {}
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -149,6 +167,11 @@ def _serve(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     settings = Settings(port=args.port, host=args.host)
+    busy = _port_taken(args.host, args.port)
+    if busy:
+        print(f"engram: cannot listen on {args.host}:{args.port} ({busy}); choose another port with --port or "
+              "ENGRAM_PORT", file=sys.stderr)
+        return 2
     print(f"engram: starting the embedded stack (data in {settings.data_dir.resolve()})", flush=True)
     with LocalStack(settings) as stack:
         if stack.resumed and stack.resumed.events:
@@ -163,6 +186,20 @@ def _serve(args: argparse.Namespace) -> int:
         serve(args.host, args.port)
     print("engram: stopped", flush=True)
     return 0
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on (checked before the stack starts, PostgreSQL included), or None."""
+    import socket
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+            probe.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -252,9 +289,32 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _consolidate(args: argparse.Namespace) -> int:
+    import time
+    from urllib.parse import quote
+
     with _client(args) as client:
         body = _checked(client.post(f"/v1/worlds/{args.world}/consolidations", json={}))
-    print(json.dumps(body, indent=2))
+        if not args.wait:
+            print(json.dumps(body, indent=2))
+            return 0
+        path = f"/v1/worlds/{args.world}/consolidations/{quote(body['execution_id'], safe='')}"
+        deadline = time.monotonic() + args.wait_timeout
+        run = _checked(client.get(path))
+        while run["status"] == "running":
+            if time.monotonic() > deadline:
+                print(f"engram: consolidation {body['execution_id']} still running after {args.wait_timeout:g} s",
+                      file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+            run = _checked(client.get(path))
+    if run["status"] == "failed":
+        print(f"engram: consolidation {body['execution_id']} failed: {run.get('error')}", file=sys.stderr)
+        return 1
+    totals = run["totals"]
+    print(f"consolidation {totals['run_id']} of {args.world}: {totals['scopes']} scopes, {totals['summaries']} "
+          f"summarized, {totals['confirmed']} facts confirmed, {totals['procedures']} procedures, "
+          f"{totals['conflicts_settled']} conflicts settled, {totals['archived']} archived, {totals['failed']} "
+          f"failed, {totals['model_calls']} model calls")
     return 0
 
 
@@ -315,7 +375,7 @@ def _import(args: argparse.Namespace) -> int:
     try:
         document = parse_document(lines, schema_version=2**31 - 1)  # the server knows its own schema
     except InvalidInput as exc:
-        raise ApiError(f"{exc.code}: {exc.message}\n{json.dumps(exc.details, indent=2, default=str)}") from exc
+        raise ApiError(0, exc.code, exc.message, exc.details) from exc
     inserted: dict[str, int] = {}
     skipped: dict[str, int] = {}
     with _client(args) as client, Progress() as progress:

@@ -163,3 +163,9 @@ class ConflictResolution(Frozen):
         if (self.winner_memory_id is None) == (not self.keep_both):
             raise ValueError("give either winner_memory_id or keep_both: true")
         return self
+
+
+# What `GET .../users/{user}/memories?layer=` answers, one model per layer: facts come explained as of now.
+LayerMemory = ExplainedFact | EpisodicMemory | ProceduralMemory | MemorySummary
+LAYER_MODELS: dict[str, type[LayerMemory]] = {"semantic": ExplainedFact, "episodic": EpisodicMemory,
+                                              "procedural": ProceduralMemory, "summary": MemorySummary}

@@ -87,3 +87,13 @@ class RunTotals(Frozen):
     archived: int = 0
     failed: int = 0
     model_calls: int = 0
+
+
+class ConsolidationRun(Frozen):
+    """A started consolidation as its caller follows it: still running, or what the run did (or why it failed)."""
+
+    world_id: str
+    execution_id: str
+    status: Literal["running", "succeeded", "failed"]
+    totals: RunTotals | None = None  # once succeeded
+    error: str | None = None  # once failed

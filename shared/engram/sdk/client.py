@@ -21,14 +21,22 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
 
 from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
 from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult, WorldSummary
-from engram.model.memories import ConflictDetail
+from engram.model.memories import (
+    LAYER_MODELS,
+    ConflictDetail,
+    EpisodicMemory,
+    ExplainedFact,
+    LayerMemory,
+    MemorySummary,
+    ProceduralMemory,
+)
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
@@ -166,8 +174,9 @@ class Routes:
                     params=_params(depth=depth, user_id=user_id))
 
     @staticmethod
-    def memories(world: str, user_id: str, *, layer: str, limit: int) -> Call[list[dict[str, Any]]]:
-        return Call("GET", f"/v1/worlds/{world}/users/{user_id}/memories", _model(list[dict[str, Any]]),
+    def memories(world: str, user_id: str, *, layer: str, limit: int) -> Call[list[LayerMemory]]:
+        model = LAYER_MODELS.get(layer, LayerMemory)  # an unknown layer: the API says 422
+        return Call("GET", f"/v1/worlds/{world}/users/{user_id}/memories", _model(list[model]),  # type: ignore[valid-type]
                     params={"layer": layer, "limit": limit})
 
     @staticmethod
@@ -313,7 +322,23 @@ class EngramClient:
                       user_id: str | None = None) -> list[Relationship]:
         return self.run(Routes.relationships(world, entity_id, depth=depth, user_id=user_id))
 
-    def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[dict[str, Any]]:
+    @overload
+    def memories(self, world: str, user_id: str, *, layer: Literal["semantic"] = ..., limit: int = ...
+                 ) -> list[ExplainedFact]: ...
+    @overload
+    def memories(self, world: str, user_id: str, *, layer: Literal["episodic"], limit: int = ...
+                 ) -> list[EpisodicMemory]: ...
+    @overload
+    def memories(self, world: str, user_id: str, *, layer: Literal["procedural"], limit: int = ...
+                 ) -> list[ProceduralMemory]: ...
+    @overload
+    def memories(self, world: str, user_id: str, *, layer: Literal["summary"], limit: int = ...
+                 ) -> list[MemorySummary]: ...
+    @overload
+    def memories(self, world: str, user_id: str, *, layer: str, limit: int = ...) -> list[LayerMemory]: ...
+    def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[Any]:
+        """A user's memories of one layer, the newest first: ExplainedFact (semantic), EpisodicMemory,
+        ProceduralMemory or MemorySummary (summary)."""
         return self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
 
     def context(self, world: str, user_id: str, q: str, *, conversation_id: str | None = None,
@@ -416,8 +441,22 @@ class AsyncEngramClient:
                             user_id: str | None = None) -> list[Relationship]:
         return await self.run(Routes.relationships(world, entity_id, depth=depth, user_id=user_id))
 
-    async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50
-                       ) -> list[dict[str, Any]]:
+    @overload
+    async def memories(self, world: str, user_id: str, *, layer: Literal["semantic"] = ..., limit: int = ...
+                       ) -> list[ExplainedFact]: ...
+    @overload
+    async def memories(self, world: str, user_id: str, *, layer: Literal["episodic"], limit: int = ...
+                       ) -> list[EpisodicMemory]: ...
+    @overload
+    async def memories(self, world: str, user_id: str, *, layer: Literal["procedural"], limit: int = ...
+                       ) -> list[ProceduralMemory]: ...
+    @overload
+    async def memories(self, world: str, user_id: str, *, layer: Literal["summary"], limit: int = ...
+                       ) -> list[MemorySummary]: ...
+    @overload
+    async def memories(self, world: str, user_id: str, *, layer: str, limit: int = ...) -> list[LayerMemory]: ...
+    async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[Any]:
+        """A user's memories of one layer, as `EngramClient.memories`."""
         return await self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
 
     async def context(self, world: str, user_id: str, q: str, *, conversation_id: str | None = None,

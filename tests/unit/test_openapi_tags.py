@@ -1,0 +1,23 @@
+"""The Swagger page groups the API by tag: every operation of the OpenAPI document has one."""
+
+from __future__ import annotations
+
+import json
+
+from engram.http.app import build_resolver
+from engram.http.routes import api_router, ingest_router
+
+METHODS = {"get", "put", "post", "patch", "delete"}
+
+
+def test_every_operation_of_the_openapi_document_has_a_tag() -> None:
+    spec = json.loads(build_resolver(ingest_router, api_router).get_openapi_json_schema(title="t", version="0"))
+    operations = {(method, path): op for path, item in spec["paths"].items() for method, op in item.items()
+                  if method in METHODS}
+    assert len(operations) > 30
+    untagged = sorted(f"{m.upper()} {p}" for (m, p), op in operations.items() if not op.get("tags"))
+    assert untagged == []
+    by_tag = {tag for op in operations.values() for tag in op["tags"]}
+    assert {"events", "queries", "search", "entities", "memories", "conflicts", "signals", "insights", "config",
+            "export/import", "ops"} <= by_tag
+    assert operations[("post", "/v1/worlds/{world}/queries")]["tags"] == ["queries"]

@@ -77,8 +77,9 @@ def iso(pg_store: Any, pg_url: str) -> Iterator[tuple[Clients, httpx.Client, dic
             enrich(clients, world, [e["event_id"] for e in events])
             assert api.post(f"/v1/worlds/{world}/queries", json={"user_id": "ana", "question": "Where do I live?"}
                             ).status_code == 200
-            assert api.post(f"/v1/worlds/{world}/consolidations").status_code == 202
-        yield clients, api, b_only(pg_url)
+            started = api.post(f"/v1/worlds/{world}/consolidations")
+            assert started.status_code == 202
+        yield clients, api, {**b_only(pg_url), "execution_id": started.json()["execution_id"]}
 
 
 def b_only(pg_url: str) -> dict[str, Any]:
@@ -165,6 +166,7 @@ PATH_PARAMS = {
     "signal_id": lambda b: min(b["by_column"].get("signal_id", {"sig_none"})),
     "intervention_id": lambda b: min(b["by_column"].get("intervention_id", {"int_none"})),
     "mention_id": lambda b: str(b["mention_id"]),
+    "execution_id": lambda b: b["execution_id"],  # B's consolidation run, read from A
 }
 QUERY_PARAMS = {
     "q": lambda b: "Kyoto zephyrine", "user_id": lambda b: "ana", "from": lambda b: b["entities"][0],

@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -28,7 +29,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from engram.model.entities import CanonicalEntity, EntityDetail, Relationship
 from engram.model.events import Erasure, EventIn, IngestResponse, StoredEvent, SweepResult, WorldSummary
-from engram.model.memories import ConflictDetail
+from engram.model.memories import ConflictDetail, ExplainedFact, MemoryAudit, MemoryDeletion
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 
@@ -195,6 +196,19 @@ class Routes:
     def health() -> Call[dict[str, Any]]:
         return Call("GET", "/v1/health", _model(dict[str, Any]))
 
+    @staticmethod
+    def correct_memory(world: str, memory_id: str, body: dict[str, Any]) -> Call[ExplainedFact]:
+        return Call("PATCH", f"/v1/worlds/{world}/memories/{memory_id}", _model(ExplainedFact), json=body)
+
+    @staticmethod
+    def delete_memory(world: str, memory_id: str, *, note: str | None) -> Call[MemoryDeletion]:
+        return Call("DELETE", f"/v1/worlds/{world}/memories/{memory_id}", _model(MemoryDeletion),
+                    params=_params(note=note))
+
+    @staticmethod
+    def memory_audit(world: str, memory_id: str) -> Call[list[MemoryAudit]]:
+        return Call("GET", f"/v1/worlds/{world}/memories/{memory_id}/audit", _model(list[MemoryAudit]))
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -331,6 +345,21 @@ class EngramClient:
     def health(self) -> dict[str, Any]:
         return self.run(Routes.health())
 
+    def correct_memory(self, world: str, memory_id: str, *, object_value: str | None = None,
+                       confidence: float | None = None, valid_from: datetime | None = None,
+                       valid_to: datetime | None = None, note: str | None = None) -> ExplainedFact:
+        """Correct a fact as the user's word: only the fields given change (a field left None is kept)."""
+        return self.run(Routes.correct_memory(world, memory_id, _correction(
+            object_value=object_value, confidence=confidence, valid_from=valid_from, valid_to=valid_to, note=note)))
+
+    def delete_memory(self, world: str, memory_id: str, *, note: str | None = None) -> MemoryDeletion:
+        """Delete a fact from memory, the keyword index and the graph; an audit row keeps what it was."""
+        return self.run(Routes.delete_memory(world, memory_id, note=note))
+
+    def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
+        """A fact's corrections and deletion, oldest first."""
+        return self.run(Routes.memory_audit(world, memory_id))
+
 
 class AsyncEngramClient:
     """The asynchronous twin of `EngramClient`: the same methods, awaited."""
@@ -427,3 +456,20 @@ class AsyncEngramClient:
 
     async def health(self) -> dict[str, Any]:
         return await self.run(Routes.health())
+
+    async def correct_memory(self, world: str, memory_id: str, *, object_value: str | None = None,
+                             confidence: float | None = None, valid_from: datetime | None = None,
+                             valid_to: datetime | None = None, note: str | None = None) -> ExplainedFact:
+        return await self.run(Routes.correct_memory(world, memory_id, _correction(
+            object_value=object_value, confidence=confidence, valid_from=valid_from, valid_to=valid_to, note=note)))
+
+    async def delete_memory(self, world: str, memory_id: str, *, note: str | None = None) -> MemoryDeletion:
+        return await self.run(Routes.delete_memory(world, memory_id, note=note))
+
+    async def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
+        return await self.run(Routes.memory_audit(world, memory_id))
+
+
+def _correction(**fields: Any) -> dict[str, Any]:
+    """A PATCH body of the fields given (datetimes as ISO 8601)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in fields.items() if v is not None}

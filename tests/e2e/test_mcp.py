@@ -39,7 +39,8 @@ def test_the_six_tools_are_listed_with_the_apis_own_schemas(local_server: Server
         return (await mcp.list_tools()).tools
 
     tools = {t.name: t for t in _with_tools(local_server, body)}
-    assert set(tools) == {"remember", "recall", "ask", "forget", "get_entity", "get_context"}
+    assert set(tools) >= {"remember", "recall", "ask", "forget", "get_entity", "get_context", "correct_memory",
+                          "delete_memory"}
     events = tools["remember"].input_schema["properties"]["events"]
     assert events["maxItems"] == 100
     defs = tools["remember"].input_schema.get("$defs", {})
@@ -97,5 +98,41 @@ def test_engram_mcp_serves_the_tools_over_stdio(local_server: Server) -> None:
             return names, _result(await mcp.call_tool("recall", {"world": WORLD, "query": "Geneva"}))
 
     names, recalled = anyio.run(run)
-    assert names == ["ask", "forget", "get_context", "get_entity", "recall", "remember"]
+    assert set(names) >= {"ask", "forget", "get_context", "get_entity", "recall", "remember", "correct_memory",
+                          "delete_memory"}
     assert "hits" in recalled
+
+
+def test_an_agent_corrects_and_deletes_a_fact(local_server: Server) -> None:
+    async def body(mcp: Client) -> dict[str, Any]:
+        async with AsyncEngramClient(local_server.url) as engram:
+            await engram.add_events("mcp-edit", [
+                {"event_id": "mcp-e1", "user_id": "noa", "conversation_id": "e1", "role": "user",
+                 "content": "My name is Noa and I live in Bern."},
+                {"event_id": "mcp-e2", "user_id": "noa", "conversation_id": "e1", "role": "user",
+                 "content": "I work at Acme."}], wait=True)
+            facts = {f["predicate"]: f for f in [m.model_dump(mode="json") for m in await engram.memories("mcp-edit", "noa")]}
+            fixed = _result(await mcp.call_tool("correct_memory", {
+                "world": "mcp-edit", "memory_id": facts["lives_in"]["memory_id"], "object_value": "Basel",
+                "confidence": 0.8, "note": "I moved"}))
+            deleted = _result(await mcp.call_tool("delete_memory", {
+                "world": "mcp-edit", "memory_id": facts["works_at"]["memory_id"]}))
+            missing = await mcp.call_tool("delete_memory", {"world": "mcp-edit",
+                                                            "memory_id": facts["works_at"]["memory_id"]})
+            invalid = await mcp.call_tool("correct_memory", {"world": "mcp-edit",
+                                                             "memory_id": facts["lives_in"]["memory_id"],
+                                                             "confidence": 2})
+            after = {f["memory_id"]: f for f in [m.model_dump(mode="json") for m in await engram.memories("mcp-edit", "noa")]}
+            searched = await engram.search("mcp-edit", "Basel", user_id="noa")
+            return {"facts": facts, "fixed": fixed, "deleted": deleted, "missing": missing, "invalid": invalid,
+                    "after": after, "searched": searched}
+
+    out = _with_tools(local_server, body)
+    lives, works = out["facts"]["lives_in"]["memory_id"], out["facts"]["works_at"]["memory_id"]
+    assert (out["fixed"]["memory_id"], out["fixed"]["object_value"]) == (lives, "Basel")
+    assert out["deleted"]["memory_id"] == works and out["deleted"]["audit_id"]
+    assert out["missing"].is_error and "404 not_found" in out["missing"].content[0].text
+    assert out["invalid"].is_error
+    assert out["after"][lives]["object_value"] == "Basel" and works not in out["after"]
+    assert lives in {h.doc_id for h in out["searched"].hits}
+

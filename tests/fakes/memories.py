@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from engram.model.memories import EpisodicMemory, MemoryConflict, SemanticMemory
+from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, SemanticMemory
 from engram.model.search import DocKind, IndexDocument, SemanticHit
 from tests.fakes.tables import Key, Tables, copy
 
@@ -50,6 +50,34 @@ class InMemoryMemoryStore:
             self.t.queue(world_id, "semantic", fact.memory_id)
         for conflict in conflicts:
             self.t.conflicts.setdefault((world_id, conflict.conflict_id), copy(conflict))
+
+    def correct_semantic(self, fact: SemanticMemory, embedding: Sequence[float] | None, audit: MemoryAudit) -> bool:
+        key = (fact.world_id, fact.memory_id)
+        if key not in self.t.facts:
+            return False
+        self.t.facts[key] = copy(fact)
+        if embedding is not None:
+            self.t.fact_vectors[key] = list(embedding)
+        self.t.queue(fact.world_id, "semantic", fact.memory_id)
+        self.t.audit.append(copy(audit))
+        return True
+
+    def delete_semantic(self, audit: MemoryAudit) -> MemoryAudit | None:
+        key = (audit.world_id, audit.memory_id)
+        fact = self.t.facts.pop(key, None)
+        if fact is None:
+            return None
+        self.t.fact_vectors.pop(key, None)
+        conflicts = [self.t.conflicts.pop(k) for k, c in list(self.t.conflicts.items()) if k[0] == audit.world_id
+                     and audit.memory_id in (c.memory_id, c.conflicting_memory_id)]
+        self.t.queue(audit.world_id, "semantic", audit.memory_id, "delete")
+        done = audit.model_copy(update={"user_id": fact.user_id, "before": {
+            **fact.model_dump(mode="json"), "conflicts": [c.model_dump(mode="json") for c in conflicts]}})
+        self.t.audit.append(done)
+        return copy(done)
+
+    def memory_audit(self, world_id: str, memory_id: str) -> list[MemoryAudit]:
+        return [copy(a) for a in self.t.audit if (a.world_id, a.memory_id) == (world_id, memory_id)]
 
     def list_conflicts(self, world_id: str, status: str | None) -> list[MemoryConflict]:
         return [copy(c) for c in sorted(self.t.of_world(self.t.conflicts, world_id), key=lambda c: c.created_at,

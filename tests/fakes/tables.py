@@ -20,7 +20,7 @@ from engram.model.entities import (
 )
 from engram.model.events import StoredEvent
 from engram.model.insights import Inflection, InsightState, Intervention
-from engram.model.memories import EpisodicMemory, MemoryConflict, OntologyPredicate, SemanticMemory
+from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, OntologyPredicate, SemanticMemory
 from engram.model.queries import WorldQuery
 from engram.model.search import DocKind
 from engram.model.signals import Signal, SignalCursor
@@ -65,6 +65,7 @@ class Tables:
     episodes: dict[Key, EpisodicMemory] = field(default_factory=dict)
     episode_vectors: dict[Key, list[float]] = field(default_factory=dict)
     conflicts: dict[Key, MemoryConflict] = field(default_factory=dict)
+    audit: list[MemoryAudit] = field(default_factory=list)
     queries: dict[Key, WorldQuery] = field(default_factory=dict)
     contexts: dict[Key, QueryContext] = field(default_factory=dict)
     signals: dict[Key, Signal] = field(default_factory=dict)

@@ -167,6 +167,7 @@ PATH_PARAMS = {
     "intervention_id": lambda b: min(b["by_column"].get("intervention_id", {"int_none"})),
     "mention_id": lambda b: str(b["mention_id"]),
     "execution_id": lambda b: b["execution_id"],  # B's consolidation run, read from A
+    "memory_id": lambda b: min([i for i in b["by_column"].get("memory_id", ()) if i.startswith("sem_")] or ["sem_none"]),
 }
 QUERY_PARAMS = {
     "q": lambda b: "Kyoto zephyrine", "user_id": lambda b: "ana", "from": lambda b: b["entities"][0],
@@ -184,8 +185,10 @@ BODIES: dict[tuple[str, str], Any] = {
     ("post", "/v1/worlds/{world}/consolidations"): None,
     ("post", "/v1/worlds/{world}/conversations/{conversation}/interventions/{intervention_id}/dismissal"): None,
     ("post", "/v1/worlds/{world}/import"): "export-of-a",  # A's own export, imported back into A
+    ("patch", "/v1/worlds/{world}/memories/{memory_id}"): {"object_value": "overwritten", "confidence": 0.1},
+    ("patch", "/v1/worlds/{world}/config"): {},
 }
-ORDER = {"get": 0, "post": 1, "delete": 2}  # reads, then writes, then erase
+ORDER = {"get": 0, "post": 1, "patch": 1, "delete": 2}  # reads, then writes, then erase
 
 
 def world_routes(api: httpx.Client) -> list[tuple[str, str, dict[str, Any]]]:
@@ -211,15 +214,15 @@ def test_every_world_route_called_from_world_a_at_world_b_answers_without_b_and_
             if p["in"] == "query" and (p.get("required") or p["name"] in QUERY_PARAMS):
                 assert p["name"] in QUERY_PARAMS, f"{method.upper()} {path}: teach the leak suite ?{p['name']}="
                 params[p["name"]] = QUERY_PARAMS[p["name"]](b)
-        if method == "post":
-            assert (method, path) in BODIES, f"POST {path}: teach the leak suite a body (BODIES)"
+        if method in ("post", "patch"):
+            assert (method, path) in BODIES, f"{method.upper()} {path}: teach the leak suite a body (BODIES)"
             body: Any = BODIES[(method, path)]
             if body == "export-of-a":
                 exported = api.get(f"/v1/worlds/{A}/export")
                 assert exported.status_code == 200
                 reply = api.post(url, content=exported.content, headers={"content-type": "application/x-ndjson"})
             else:
-                reply = api.post(url, params=params, json=body)
+                reply = api.request(method.upper(), url, params=params, json=body)
         else:
             body, reply = None, api.request(method.upper(), url, params=params)
         assert reply.status_code < 500, f"{method.upper()} {url}: {reply.status_code} {reply.text[:300]}"
@@ -231,6 +234,8 @@ def test_every_world_route_called_from_world_a_at_world_b_answers_without_b_and_
     replies = {(m, p): r for m, p, r in probed}
     assert replies[("get", "/v1/worlds/{world}/queries/{query_id}")].status_code == 404
     assert replies[("get", "/v1/worlds/{world}/entities/{entity_id}")].status_code == 404
+    for method in ("patch", "delete"):  # B's fact is unknown to A: not corrected, not deleted
+        assert replies[(method, "/v1/worlds/{world}/memories/{memory_id}")].status_code == 404
     assert "Lisbon" in replies[("get", "/v1/worlds/{world}/events/{event_id}")].text  # the id both worlds hold
     print(f"\nroutes probed across worlds: {len(probed)}")
 

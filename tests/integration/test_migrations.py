@@ -123,11 +123,12 @@ def test_migrations_applied_before_checksums_were_kept_get_theirs_from_the_shipp
 
 def test_a_migration_added_out_of_order_is_refused_and_nothing_is_applied(fresh_url: str) -> None:
     shipped = migration_files()
-    later = (21, "0021_later.sql", "CREATE TABLE later_things (id int)")
-    apply_migrations(fresh_url, 384, files=[*(m for m in shipped if m[0] != 20), later])
+    last, last_name = shipped[-1][0], shipped[-1][1]  # left out, then shipped after a later one was applied
+    later = (last + 1, f"{last + 1:04d}_later.sql", "CREATE TABLE later_things (id int)")
+    apply_migrations(fresh_url, 384, files=[*(m for m in shipped if m[0] != last), later])
     before = recorded(fresh_url)
-    following = (22, "0022_following.sql", "CREATE TABLE following_things (id int)")
-    out_of_order = "0020_keyword_document_kinds.sql was added out of order: give it a number after 0021"
+    following = (last + 2, f"{last + 2:04d}_following.sql", "CREATE TABLE following_things (id int)")
+    out_of_order = f"{last_name} was added out of order: give it a number after {last + 1:04d}"
     with pytest.raises(ConfigurationError, match=re.escape(out_of_order)):
         apply_migrations(fresh_url, 384, files=[*shipped, later, following])
     assert recorded(fresh_url) == before
@@ -135,11 +136,12 @@ def test_a_migration_added_out_of_order_is_refused_and_nothing_is_applied(fresh_
 
 
 def test_a_database_that_applied_a_migration_this_code_does_not_ship_is_refused(fresh_url: str) -> None:
-    future = (21, "0021_from_a_newer_release.sql", "SELECT 1")
+    n = migration_files()[-1][0] + 1
+    future = (n, f"{n:04d}_from_a_newer_release.sql", "SELECT 1")
     apply_migrations(fresh_url, 384, files=[*migration_files(), future])
     before = recorded(fresh_url)
-    following = (22, "0022_following.sql", "CREATE TABLE following_things (id int)")
-    newer = ("applied migration 0021 (0021_from_a_newer_release.sql), which this code does not ship: "
+    following = (n + 1, f"{n + 1:04d}_following.sql", "CREATE TABLE following_things (id int)")
+    newer = (f"applied migration {n:04d} ({n:04d}_from_a_newer_release.sql), which this code does not ship: "
              "the database is newer than this code")
     with pytest.raises(ConfigurationError, match=re.escape(newer)):
         apply_migrations(fresh_url, 384, files=[*migration_files(), following])

@@ -16,7 +16,7 @@ from engram.enrichment.resolve import pending_disambiguations, settle_disambigua
 from engram.enrichment.signals import list_signals, set_assumption_status
 from engram.errors import NotFound
 from engram.http.app import caller_worlds
-from engram.memory import graph, lifecycle
+from engram.memory import edits, graph, lifecycle
 from engram.memory.config import (
     WorldConfigPatch,
     WorldConfigView,
@@ -48,7 +48,14 @@ from engram.model.events import (
     WorldUser,
 )
 from engram.model.insights import ConversationInsights, Intervention
-from engram.model.memories import ConflictDetail, ConflictResolution
+from engram.model.memories import (
+    ConflictDetail,
+    ConflictResolution,
+    ExplainedFact,
+    MemoryAudit,
+    MemoryCorrection,
+    MemoryDeletion,
+)
 from engram.model.overrides import WorldConfig
 from engram.model.portability import ImportResult
 from engram.model.prompt_context import PromptContext
@@ -384,3 +391,36 @@ def export_user(world: WorldId, user_id: Id, cursor: ExportCursor = None, vector
 def import_world(world: WorldId) -> ImportResult:
     body = api_router.current_event.decoded_body or ""
     return import_document(get_clients(), world, document_lines(body))
+
+
+# ---------------------------------------------------------------- correcting and deleting a fact (issue 22)
+MemoryId = Annotated[str, Path(pattern=ID, description="a fact's id (sem_...)")]
+
+
+def _request_id() -> str | None:
+    """The request's id, for the audit row: the gateway's, or the caller's X-Request-Id."""
+    event = api_router.current_event.raw_event
+    given = ((event.get("requestContext") or {}).get("requestId")
+             or {k.lower(): v for k, v in (event.get("headers") or {}).items()}.get("x-request-id"))
+    return str(given)[:200] if given else None
+
+
+@api_router.patch("/v1/worlds/<world>/memories/<memory_id>",
+                  summary="Correct a fact: its value, confidence or valid time, as the user's word; audited",
+                  tags=["memories"])
+def correct_memory(world: WorldId, memory_id: MemoryId, correction: MemoryCorrection) -> ExplainedFact:
+    return edits.correct_memory(*_at(world), memory_id, correction, request_id=_request_id())
+
+
+@api_router.delete("/v1/worlds/<world>/memories/<memory_id>",
+                   summary="Delete a fact: gone from memory, the keyword index and the graph; an audit row keeps it",
+                   tags=["memories"])
+def delete_memory(world: WorldId, memory_id: MemoryId,
+                  note: Annotated[str | None, Query(max_length=1000)] = None) -> MemoryDeletion:
+    return edits.delete_memory(*_at(world), memory_id, note=note, request_id=_request_id())
+
+
+@api_router.get("/v1/worlds/<world>/memories/<memory_id>/audit",
+                summary="A fact's corrections and deletion, oldest first (kept after it is deleted)", tags=["memories"])
+def memory_audit(world: WorldId, memory_id: MemoryId) -> list[MemoryAudit]:
+    return edits.memory_audit(*_at(world), memory_id)

@@ -141,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
     p.add_argument("--queries", type=int, default=200, help="timed queries per system (default %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="directory for latency.json and latency.png")
+    _memory_commands(sub, default_url)
     return parser
 
 
@@ -442,3 +443,54 @@ def _bench_latency(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ---------------------------------------------------------------- engram memory correct|delete (issue 22)
+def _memory_commands(sub: Any, default_url: str) -> None:
+    """`engram memory correct|delete`: the user's correction or deletion of a fact, audited by the server."""
+    memory = sub.add_parser("memory", help="correct or delete a fact (a semantic memory, sem_...)")
+    edits = memory.add_subparsers(required=True, metavar="action")
+    for name, run, help_ in (("correct", _memory_correct, "change a fact's value, confidence or valid time"),
+                             ("delete", _memory_delete, "delete a fact (an audit row keeps what it was)")):
+        p = edits.add_parser(name, help=help_)
+        p.set_defaults(run=run)
+        p.add_argument("memory_id")
+        p.add_argument("--world", required=True)
+        p.add_argument("--note", default=None, help="why, kept in the audit row")
+        p.add_argument("--url", default=default_url, help="engram API base URL (default %(default)s)")
+        p.add_argument("--api-key", default=None, help="bearer key when the server requires one")
+        p.add_argument("--json", action="store_true", help="print the API's JSON response")
+        if name == "correct":
+            p.add_argument("--value", default=None, help="the fact's new object value")
+            p.add_argument("--confidence", type=float, default=None, help="0..1 (capped at the world's maximum)")
+            p.add_argument("--valid-from", default=None, help="ISO 8601; 'none' clears it")
+            p.add_argument("--valid-to", default=None, help="ISO 8601; 'none' clears it")
+
+
+def _memory_correct(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {k: v for k, v in (("object_value", args.value), ("confidence", args.confidence),
+                                              ("note", args.note)) if v is not None}
+    for key, value in (("valid_from", args.valid_from), ("valid_to", args.valid_to)):
+        if value is not None:
+            body[key] = None if value.lower() == "none" else value
+    with _client(args) as client:
+        fact = _checked(client.patch(f"/v1/worlds/{args.world}/memories/{args.memory_id}", json=body))
+    if args.json:
+        print(json.dumps(fact, indent=2))
+        return 0
+    print(f"{fact['memory_id']}: {fact['predicate']} = {fact['object_value']} (confidence {fact['confidence']:.2f}, "
+          f"valid {fact.get('valid_from') or '-'} .. {fact.get('valid_to') or '-'})")
+    return 0
+
+
+def _memory_delete(args: argparse.Namespace) -> int:
+    params = {"note": args.note} if args.note else {}
+    with _client(args) as client:
+        body = _checked(client.delete(f"/v1/worlds/{args.world}/memories/{args.memory_id}", params=params))
+    if args.json:
+        print(json.dumps(body, indent=2))
+        return 0
+    print(f"{body['memory_id']} deleted (audit {body['audit_id']}, {body['relationships_removed']} relationships, "
+          f"{body['conflicts_removed']} conflicts removed)")
+    return 0
+

@@ -1,4 +1,4 @@
-"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as six tools.
+"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as eight tools.
 
 Each tool is a thin call of the Python client against a running engram (the local server or AWS), and
 its input and output schemas are the API's own pydantic models, so an agent sees the same contract an
@@ -7,6 +7,7 @@ HTTP caller does. API errors come back as tool errors with the API's message.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -15,6 +16,7 @@ from pydantic import Field
 
 from engram.model.entities import EntityDetail
 from engram.model.events import Erasure, EventIn, IngestResponse
+from engram.model.memories import ExplainedFact, MemoryDeletion
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
@@ -77,6 +79,25 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
                           max_tokens: Annotated[int, Field(ge=1, le=100_000)] = 2000) -> PromptContext:
         result: PromptContext = await call(client.context(world, user_id, q, conversation_id=conversation_id,
                                                           max_tokens=max_tokens))
+        return result
+
+    @server.tool(description="Correct a fact (a semantic memory, sem_...) when the user says it is wrong: its value, "
+                             "confidence (0..1) or valid time; only the fields given change; the change is audited.")
+    async def correct_memory(world: World, memory_id: str,
+                             object_value: Annotated[str | None, Field(min_length=1, max_length=1000)] = None,
+                             confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+                             valid_from: datetime | None = None, valid_to: datetime | None = None,
+                             note: Annotated[str | None, Field(max_length=1000)] = None) -> ExplainedFact:
+        result: ExplainedFact = await call(client.correct_memory(
+            world, memory_id, object_value=object_value, confidence=confidence, valid_from=valid_from,
+            valid_to=valid_to, note=note))
+        return result
+
+    @server.tool(description="Delete a fact (sem_...) the user wants forgotten: gone from memory, search and the "
+                             "graph; an audit record keeps what it was.")
+    async def delete_memory(world: World, memory_id: str,
+                            note: Annotated[str | None, Field(max_length=1000)] = None) -> MemoryDeletion:
+        result: MemoryDeletion = await call(client.delete_memory(world, memory_id, note=note))
         return result
 
     return server

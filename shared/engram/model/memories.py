@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -169,3 +169,55 @@ class ConflictResolution(Frozen):
 LayerMemory = ExplainedFact | EpisodicMemory | ProceduralMemory | MemorySummary
 LAYER_MODELS: dict[str, type[LayerMemory]] = {"semantic": ExplainedFact, "episodic": EpisodicMemory,
                                               "procedural": ProceduralMemory, "summary": MemorySummary}
+
+
+class MemoryCorrection(Frozen):
+    """The user's correction of a fact: a new value, confidence or valid time (at least one). A field sent as null
+    clears it (valid_from, valid_to); object_value and confidence cannot be null."""
+
+    object_value: str | None = Field(default=None, min_length=1, max_length=1000)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    note: str | None = Field(default=None, max_length=1000)
+
+    @model_validator(mode="after")
+    def _something(self) -> MemoryCorrection:
+        given = self.model_fields_set - {"note"}
+        if not given:
+            raise ValueError("give at least one of object_value, confidence, valid_from, valid_to")
+        for name in ("object_value", "confidence"):
+            if name in given and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        if self.valid_from is not None and self.valid_to is not None and self.valid_to < self.valid_from:
+            raise ValueError("valid_to must not be before valid_from")
+        return self
+
+
+AuditAction = Literal["correct", "delete"]
+
+
+class MemoryAudit(Record):
+    """What a correction or deletion of a fact did: the fact before (and after), when, by which request."""
+
+    world_id: str
+    audit_id: str
+    memory_id: str
+    user_id: str  # the fact's owner
+    action: AuditAction
+    before: dict[str, Any]
+    after: dict[str, Any] | None = None
+    note: str | None = None
+    request_id: str | None = None
+    at: datetime
+
+
+class MemoryDeletion(Frozen):
+    """A fact deleted: gone from memory, the keyword index and the graph; the audit row keeps what it was."""
+
+    world_id: str
+    memory_id: str
+    audit_id: str
+    deleted_at: datetime
+    relationships_removed: int = 0
+    conflicts_removed: int = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from engram.model.memories import EpisodicMemory, MemoryConflict, ProceduralMemory, SemanticMemory
+from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, ProceduralMemory, SemanticMemory
 from engram.model.search import DocKind, IndexDocument, SemanticHit
 
 
@@ -45,4 +45,15 @@ class MemoryStore(Protocol):
         ...
     def documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]]) -> list[IndexDocument]:
         """The indexable text and metadata of rows, by (kind, id); missing rows are skipped."""
+        ...
+    def correct_semantic(self, fact: SemanticMemory, embedding: Sequence[float] | None, audit: MemoryAudit) -> bool:
+        """Write the user's correction of a fact (its value, confidence, valid time, factors; its vector when given),
+        its index outbox row and its audit row in one transaction; False (nothing written) when the fact is gone."""
+        ...
+    def delete_semantic(self, audit: MemoryAudit) -> MemoryAudit | None:
+        """Delete a fact and the conflicts naming it, queue its index document's deletion and write the audit row
+        (`before` the deleted row, with its conflicts) in one transaction; None when there was no such fact."""
+        ...
+    def memory_audit(self, world_id: str, memory_id: str) -> list[MemoryAudit]:
+        """A fact's audit rows, oldest first."""
         ...

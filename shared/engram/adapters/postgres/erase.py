@@ -26,7 +26,7 @@ from engram.model.search import DocKind
 # Tables whose rows belong to one user through a `user_id` column. A test checks that every table of the schema
 # with a `user_id` column is listed here or in CLEARED_ELSEWHERE, so no new table is forgotten.
 USER_TABLES = ("chat_events", "episodic_memories", "semantic_memories", "procedural_memories", "memory_summaries",
-               "signals", "world_queries", "entity_aliases")
+               "signals", "world_queries", "entity_aliases", "memory_audit")
 CLEARED_ELSEWHERE = {"keyword_documents": "the keyword index port erases it (delete_world_user)"}
 KEPT = {"erased_users": "the tombstone: who was erased and when; it holds nothing they said"}
 # The key of each table erased from, and the keyword-index document kind of its rows.
@@ -35,7 +35,7 @@ _KEY = {"chat_events": "event_id", "episodic_memories": "memory_id", "semantic_m
         "signals": "signal_id", "world_queries": "query_id", "entity_aliases": "entity_id",
         "memory_conflicts": "conflict_id", "query_contexts": "query_id", "entity_relationships": "relationship_id",
         "inflections": "inflection_id", "interventions": "intervention_id", "signal_cursors": "conversation_id",
-        "insight_states": "conversation_id"}
+        "insight_states": "conversation_id", "memory_audit": "audit_id"}
 _DOC_KIND: dict[str, DocKind] = {"chat_events": "event", "episodic_memories": "episodic", "semantic_memories": "semantic",
              "procedural_memories": "procedural", "memory_summaries": "summary", "canonical_entities": "entity"}
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from engram.adapters.postgres.base import PostgresBase, Row, to_vector
 from engram.adapters.postgres.evidence import existing, live_events, sources_present
-from engram.model.memories import EpisodicMemory, MemoryConflict, ProceduralMemory, SemanticMemory
+from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, ProceduralMemory, SemanticMemory
 
 _EPISODIC_COLUMNS = ("world_id, memory_id, user_id, conversation_id, content, event_ids, entity_ids, importance, "
                      "occurred_at, status")
@@ -24,6 +24,7 @@ _SEMANTIC = _SEMANTIC_COLUMNS + ", NULLIF(confidence_factors, '{}'::jsonb) AS fa
 _CONFLICT = ("world_id, conflict_id, memory_id, conflicting_memory_id, status, strategy, reason, created_at, "
              "resolved_at, kind, winner_memory_id, resolved_by, note")
 _PROCEDURAL = "world_id, memory_id, user_id, pattern, support_count, source_ids, confidence, created_at"
+_AUDIT = "world_id, audit_id, memory_id, user_id, action, before, after, note, request_id, at"
 _OUTBOX = "INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, %s, %s, 'upsert')"
 
 
@@ -174,6 +175,61 @@ class MemoryRepo(PostgresBase):
             )
             if cur.rowcount:
                 cur.execute(_OUTBOX, (m.world_id, "procedural", m.memory_id))
+
+    def correct_semantic(self, fact: SemanticMemory, embedding: Sequence[float] | None, audit: MemoryAudit) -> bool:
+        m = fact
+        with self.tx(m.world_id) as cur:
+            live_events(cur, m.world_id, m.source_event_ids)  # events first, as an erasure takes them
+            cur.execute(
+                "UPDATE semantic_memories SET object_value = %s, object_entity_id = %s, confidence = %s, "
+                "valid_from = %s, valid_to = %s, last_validated_at = %s, confidence_factors = %s, "
+                "embedding = coalesce(%s::vector, embedding) WHERE world_id = %s AND memory_id = %s",
+                (m.object_value, m.object_entity_id, m.confidence, m.valid_from, m.valid_to, m.last_validated_at,
+                 _factors(m), to_vector(embedding), m.world_id, m.memory_id),
+            )
+            if not cur.rowcount:
+                return False
+            cur.execute(_OUTBOX, (m.world_id, "semantic", m.memory_id))
+            _insert_audit(cur, audit)
+            return True
+
+    def delete_semantic(self, audit: MemoryAudit) -> MemoryAudit | None:
+        w, memory_id = audit.world_id, audit.memory_id
+        with self.tx(w) as cur:
+            cur.execute(f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND memory_id = %s",
+                        (w, memory_id))
+            row = cur.fetchone()
+            if row is None:
+                return None
+            live_events(cur, w, row["source_event_ids"])  # events first, as an erasure takes them
+            cur.execute("DELETE FROM semantic_memories WHERE world_id = %s AND memory_id = %s", (w, memory_id))
+            if not cur.rowcount:
+                return None
+            cur.execute(f"DELETE FROM memory_conflicts WHERE world_id = %s AND (memory_id = %s "
+                        f"OR conflicting_memory_id = %s) RETURNING {_CONFLICT}", (w, memory_id, memory_id))
+            conflicts = [MemoryConflict.model_validate(r).model_dump(mode="json") for r in cur.fetchall()]
+            # A pending upsert would bring the document back: the queue learns of the deletion instead.
+            cur.execute("DELETE FROM index_outbox WHERE world_id = %s AND kind = 'semantic' AND doc_id = %s",
+                        (w, memory_id))
+            cur.execute("INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, 'semantic', %s, 'delete')",
+                        (w, memory_id))
+            fact = SemanticMemory.model_validate(row)
+            done = audit.model_copy(update={"user_id": fact.user_id, "after": None, "before": {
+                **fact.model_dump(mode="json"), "conflicts": conflicts}})
+            _insert_audit(cur, done)
+            return done
+
+    def memory_audit(self, world_id: str, memory_id: str) -> list[MemoryAudit]:
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_AUDIT} FROM memory_audit WHERE world_id = %s AND memory_id = %s "
+                        "ORDER BY at, audit_id", (world_id, memory_id))
+            return [MemoryAudit.model_validate(r) for r in cur.fetchall()]
+
+
+def _insert_audit(cur: psycopg.Cursor[Row], a: MemoryAudit) -> None:
+    cur.execute(f"INSERT INTO memory_audit ({_AUDIT}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (a.world_id, a.audit_id, a.memory_id, a.user_id, a.action, Jsonb(a.before),
+                 Jsonb(a.after) if a.after is not None else None, a.note, a.request_id, a.at))
 
 
 def _factors(m: SemanticMemory) -> Jsonb:

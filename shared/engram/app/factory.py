@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from engram.config import Settings
@@ -18,24 +17,15 @@ def database_url(settings: Settings, embedding_dim: int) -> str:
     if settings.database_url:
         return settings.database_url
     if settings.database_secret_arn:
-        return _url_from_secret(settings.database_secret_arn, settings.database_host)
+        from engram.adapters.postgres.connection import url_from_secret
+
+        return url_from_secret(settings.database_secret_arn, settings.database_host)
     from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
 
     url = ensure_database(start_embedded_postgres(settings.data_dir), "engram")
     apply_migrations(url, embedding_dim)
     return url
-
-
-def _url_from_secret(secret_arn: str, host: str | None) -> str:
-    import boto3
-    from psycopg.conninfo import make_conninfo
-
-    secret = json.loads(boto3.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"])
-    return make_conninfo(
-        host=host or secret["host"], port=secret.get("port", 5432), user=secret["username"],
-        password=secret["password"], dbname=secret.get("dbname", "engram"), sslmode="require",
-    )
 
 
 def build_store(settings: Settings, embedding_dim: int) -> PostgresStore:
@@ -76,22 +66,10 @@ def build_llm(settings: Settings) -> LLM:
 
     if settings.anthropic_api_key_secret_arn and not settings.anthropic_api_key:
         # On AWS the key lives in Secrets Manager (never in the function's environment): read it once, at cold start.
-        settings = settings.model_copy(update={"anthropic_api_key": _secret_string(settings.anthropic_api_key_secret_arn)})
+        from engram.adapters.secrets import api_key
+
+        settings = settings.model_copy(update={"anthropic_api_key": api_key(settings.anthropic_api_key_secret_arn)})
     return build(settings)
-
-
-def _secret_string(secret_arn: str) -> str:
-    """A secret's value: the plain string, or the `api_key` of a JSON object."""
-    import boto3
-
-    value = boto3.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"]
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        return str(value).strip()
-    if isinstance(parsed, dict) and "api_key" in parsed:
-        return str(parsed["api_key"])
-    raise ConfigurationError(f"the secret {secret_arn} is neither a plain key nor a JSON object with api_key")
 
 
 def build_workflows(settings: Settings) -> Workflows:

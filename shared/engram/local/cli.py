@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from engram.config import get_settings
-from engram.sdk.client import ApiError, _error
-
-_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
+from engram.local import remote
+from engram.sdk.client import ApiError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,25 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engram: the request to {args.url} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 2
     except ApiError as exc:
-        print(_described(exc), file=sys.stderr)
+        print(remote.described(exc), file=sys.stderr)
         return 1
-
-
-def _described(exc: ApiError) -> str:
-    """The API's error as a user reads it: status, code and message, then each field error as `loc: msg`."""
-    lines = [f"engram: {f'{exc.status} ' if exc.status else ''}{exc.code}: {exc.message}"]
-    details = exc.details
-    errors = details.get("errors") if isinstance(details, dict) else details
-    if isinstance(errors, list):
-        for err in errors:
-            if isinstance(err, dict) and "msg" in err:
-                loc = ".".join(str(part) for part in err.get("loc", ()))
-                lines.append(f"  {loc or '(request)'}: {err['msg']}")
-            else:
-                lines.append(f"  {err}")
-    elif details:
-        lines.append(f"  {json.dumps(details, default=str)}")
-    return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=settings.host)
     p.add_argument("--no-sample", action="store_true", help="do not load the sample world `demo`")
 
-    p = command("ingest", _ingest, "send the events of a JSON file to a world")
+    p = command("ingest", remote.ingest, "send the events of a JSON file to a world")
     p.add_argument("file", type=Path, help='{"events": [...]} (or {"world_id", "events"}) or a JSON list of events')
     p.add_argument("--world", required=True)
     p.add_argument("--batch", type=int, default=100)
@@ -77,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--wait-timeout", type=float, default=None, help="with --wait: the longest wait per batch, in "
                                                                     "seconds (server default 10, at most 25)")
 
-    p = command("ask", _ask, "ask a question; prints the answer, its sources and the loop trace")
+    p = command("ask", remote.ask, "ask a question; prints the answer, its sources and the loop trace")
     p.add_argument("question")
     p.add_argument("--world", required=True)
     p.add_argument("--user", required=True)
@@ -85,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-info-requests", type=int, default=None)
     p.add_argument("--json", action="store_true", help="print the API's JSON response")
 
-    p = command("search", _search, "fused three-brain search")
+    p = command("search", remote.search, "fused three-brain search")
     p.add_argument("query")
     p.add_argument("--world", required=True)
     p.add_argument("--user", default=None)
@@ -94,26 +74,26 @@ def _parser() -> argparse.ArgumentParser:
 
     command("mcp", _mcp, "serve engram's memory to an agent as MCP tools over stdio (needs a running engram)")
 
-    p = command("enrich", _enrich, "start enrichment again for a world's stalled events")
+    p = command("enrich", remote.enrich, "start enrichment again for a world's stalled events")
     p.add_argument("--world", required=True)
     p.add_argument("--pending", action="store_true", required=True,
                    help="events still pending after the grace period (their enrichment start was lost)")
     p.add_argument("--failed", action="store_true", help="also events whose enrichment failed")
 
-    p = command("consolidate", _consolidate, "run consolidation now")
+    p = command("consolidate", remote.consolidate, "run consolidation now")
     p.add_argument("--world", required=True)
     p.add_argument("--wait", action="store_true", help="wait for the run to finish and print what it did")
     p.add_argument("--wait-timeout", type=float, default=600.0, help="with --wait: the longest wait, in seconds "
                                                                      "(default %(default)s)")
 
-    p = command("export", _export, "export a world's memory (or one user's) to a JSON Lines file")
+    p = command("export", remote.export, "export a world's memory (or one user's) to a JSON Lines file")
     p.add_argument("--world", required=True)
     p.add_argument("--user", default=None, help="only this user's memory (and the entities it refers to)")
     p.add_argument("--out", type=Path, required=True, help="the document to write (docs/export-format.md)")
     p.add_argument("--no-vectors", action="store_true", help="leave the vectors out (the importer recomputes them)")
     p.add_argument("--page-bytes", type=int, default=None, help="the size of each page fetched (default: the API's)")
 
-    p = command("import", _import, "import an export document into a world (rows it already holds are skipped)")
+    p = command("import", remote.import_document, "import an export document into a world (rows it already holds are skipped)")
     p.add_argument("file", type=Path)
     p.add_argument("--world", required=True, help="the world to import into (the document's own is ignored)")
     p.add_argument("--part-bytes", type=int, default=3_500_000,
@@ -141,19 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
     p.add_argument("--queries", type=int, default=200, help="timed queries per system (default %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="directory for latency.json and latency.png")
-    _memory_commands(sub, default_url)
+    remote.memory_commands(sub, default_url)
     return parser
-
-
-def _client(args: argparse.Namespace) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    return httpx.Client(base_url=args.url, timeout=_TIMEOUT, headers=headers)
-
-
-def _checked(response: httpx.Response) -> dict[str, Any]:
-    if response.status_code >= 400:
-        raise _error(response)
-    return response.json() if response.content else {}
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -203,193 +172,10 @@ def _port_taken(host: str, port: int) -> str | None:
     return None
 
 
-def _ingest(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
-
-    doc = json.loads(args.file.read_text(encoding="utf-8"))
-    events = doc if isinstance(doc, list) else doc["events"]
-    accepted = duplicates = 0
-    statuses: Counter[str] = Counter()
-    params = {"wait": "true", **({"wait_timeout_s": args.wait_timeout} if args.wait_timeout else {})} \
-        if args.wait else {}
-    with _client(args) as client, Progress() as progress:
-        task = progress.add_task(f"ingesting into {args.world}", total=len(events))
-        for start in range(0, len(events), args.batch):
-            batch = events[start:start + args.batch]
-            body = _checked(client.post(f"/v1/worlds/{args.world}/events", params=params, json={"events": batch}))
-            accepted += body.get("accepted", 0)
-            duplicates += body.get("duplicates", 0)
-            statuses.update(str(e.get("enrichment_status")) for e in body.get("events", []))
-            progress.advance(task, len(batch))
-    print(f"{accepted} events accepted, {duplicates} duplicates")
-    if args.wait:
-        print("enrichment: " + ", ".join(f"{statuses[s]} {s}" for s in ("enriched", "failed", "enriching", "pending")
-                                         if statuses[s]))
-    return 0
-
-
-def _ask(args: argparse.Namespace) -> int:
-    payload: dict[str, Any] = {"user_id": args.user, "question": args.question}
-    if args.conversation:
-        payload["conversation_id"] = args.conversation
-    if args.max_info_requests is not None:
-        payload["config"] = {"max_info_requests": args.max_info_requests}
-    with _client(args) as client:
-        body = _checked(client.post(f"/v1/worlds/{args.world}/queries", json=payload))
-    if args.json:
-        print(json.dumps(body, indent=2))
-        return 0
-    answer = body.get("answer") or {}
-    print(answer.get("content", "(no answer)"))
-    print(f"\nconfidence: {answer.get('confidence', 0):.2f}   model: {body.get('model')}   "
-          f"iterations: {body.get('iterations')}   info requests: {body.get('info_requests_used')}")
-    sources = answer.get("sources") or []
-    print("\nsources:" if sources else "\nsources: none (nothing in memory supports an answer)")
-    for s in sources:
-        print(f"  [{s['kind']}] {s['id']}: {s.get('excerpt', '')[:100]}")
-    print("\ntrace:")
-    for step in body.get("trace", []):
-        print(f"  {step['iteration']:>2} {step['step']:<7} {step['outcome']:<18} {step.get('elapsed_ms', 0):8.1f} ms")
-    return 0
-
-
 def _mcp(args: argparse.Namespace) -> int:
     from engram.local.mcp_server import run_stdio
 
     run_stdio(args.url, args.api_key)
-    return 0
-
-
-def _enrich(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        body = _checked(client.post(f"/v1/worlds/{args.world}/enrichments", json={"include_failed": args.failed}))
-    print(f"{body['events']} stalled events, {len(body['enrichment_ids'])} enrichments started"
-          + (f", {body['not_started']} could not be started (still pending)" if body["not_started"] else ""))
-    return 0
-
-
-def _search(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"q": args.query, "limit": args.limit}
-    if args.user:
-        params["user_id"] = args.user
-    with _client(args) as client:
-        body = _checked(client.get(f"/v1/worlds/{args.world}/search", params=params))
-    if args.json:
-        print(json.dumps(body, indent=2))
-        return 0
-    print(f"{body.get('interpretation', '')} ({body.get('search_time_ms', 0):.1f} ms, "
-          f"{body.get('total_matches', 0)} matches)")
-    for i, hit in enumerate(body.get("hits", []), 1):
-        print(f"{i:>2}. [{hit['kind']}] {hit['doc_id']} {hit['score']:.3f} {hit['text'][:100]}")
-        if hit.get("explanation"):
-            print(f"      {hit['explanation']}")
-    suggestions = body.get("serendipity") or []
-    if suggestions:
-        print("see also: " + ", ".join(f"{s['name']} ({s['reason']})" for s in suggestions))
-    return 0
-
-
-def _consolidate(args: argparse.Namespace) -> int:
-    import time
-    from urllib.parse import quote
-
-    with _client(args) as client:
-        body = _checked(client.post(f"/v1/worlds/{args.world}/consolidations", json={}))
-        if not args.wait:
-            print(json.dumps(body, indent=2))
-            return 0
-        path = f"/v1/worlds/{args.world}/consolidations/{quote(body['execution_id'], safe='')}"
-        deadline = time.monotonic() + args.wait_timeout
-        run = _checked(client.get(path))
-        while run["status"] == "running":
-            if time.monotonic() > deadline:
-                print(f"engram: consolidation {body['execution_id']} still running after {args.wait_timeout:g} s",
-                      file=sys.stderr)
-                return 1
-            time.sleep(0.5)
-            run = _checked(client.get(path))
-    if run["status"] == "failed":
-        print(f"engram: consolidation {body['execution_id']} failed: {run.get('error')}", file=sys.stderr)
-        return 1
-    totals = run["totals"]
-    print(f"consolidation {totals['run_id']} of {args.world}: {totals['scopes']} scopes, {totals['summaries']} "
-          f"summarized, {totals['confirmed']} facts confirmed, {totals['procedures']} procedures, "
-          f"{totals['conflicts_settled']} conflicts settled, {totals['archived']} archived, {totals['failed']} "
-          f"failed, {totals['model_calls']} model calls")
-    return 0
-
-
-def _export(args: argparse.Namespace) -> int:
-    """Fetch the pages one after the other, records to a temporary file, then the document: the first page's
-    header with every page's counts added up, and the records."""
-    import tempfile
-
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
-    from engram.memory.portability import document_lines
-
-    path = f"/v1/worlds/{args.world}" + (f"/users/{args.user}" if args.user else "") + "/export"
-    params: dict[str, Any] = {"vectors": str(not args.no_vectors).lower()}
-    if args.page_bytes:
-        params["max_bytes"] = args.page_bytes
-    header: dict[str, Any] | None = None
-    counts: dict[str, int] = {}
-    with _client(args) as client, tempfile.TemporaryFile("w+", encoding="utf-8") as records, Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed} records")) as progress:
-        task = progress.add_task(f"exporting {args.world}" + (f" (user {args.user})" if args.user else ""))
-        while True:
-            response = client.get(path, params=params)
-            if response.status_code >= 400:
-                _checked(response)
-            lines = document_lines(response.text)
-            page = json.loads(lines[0])
-            header = header or page
-            for kind, n in page["counts"].items():
-                counts[kind] = counts.get(kind, 0) + n
-            records.writelines(f"{line}\n" for line in lines[1:])
-            progress.advance(task, len(lines) - 1)
-            cursor = response.headers.get("x-engram-next-cursor")
-            if not cursor:
-                break
-            params["cursor"] = cursor
-        assert header is not None
-        header["counts"] = counts
-        records.seek(0)
-        with args.out.open("w", encoding="utf-8") as out:
-            out.write(json.dumps(header, separators=(",", ":")) + "\n")
-            for line in records:
-                out.write(line)
-    print(f"{sum(counts.values())} records written to {args.out}: "
-          + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
-    return 0
-
-
-def _import(args: argparse.Namespace) -> int:
-    """Validate the whole document here first (the server validates again), then send it in parts small
-    enough for one request each, in order; each part is atomic, and importing again is harmless."""
-    from rich.progress import Progress
-
-    from engram.errors import InvalidInput
-    from engram.memory.portability import document_lines, document_parts, parse_document
-
-    lines = document_lines(args.file.read_text(encoding="utf-8"))
-    try:
-        document = parse_document(lines, schema_version=2**31 - 1)  # the server knows its own schema
-    except InvalidInput as exc:
-        raise ApiError(0, exc.code, exc.message, exc.details) from exc
-    inserted: dict[str, int] = {}
-    skipped: dict[str, int] = {}
-    with _client(args) as client, Progress() as progress:
-        task = progress.add_task(f"importing into {args.world}", total=document.records)
-        for part in document_parts(lines, args.part_bytes):
-            body = _checked(client.post(f"/v1/worlds/{args.world}/import", content="\n".join(part).encode(),
-                                        headers={"content-type": "application/x-ndjson"}))
-            for total, got in ((inserted, body["inserted"]), (skipped, body["skipped"])):
-                for kind, n in got.items():
-                    total[kind] = total.get(kind, 0) + n
-            progress.advance(task, body["records"])
-    print(f"{sum(inserted.values())} records imported, {sum(skipped.values())} already there"
-          + (": " + ", ".join(f"{n} {kind}" for kind, n in inserted.items()) if inserted else ""))
     return 0
 
 
@@ -446,51 +232,3 @@ if __name__ == "__main__":
 
 
 # ---------------------------------------------------------------- engram memory correct|delete (issue 22)
-def _memory_commands(sub: Any, default_url: str) -> None:
-    """`engram memory correct|delete`: the user's correction or deletion of a fact, audited by the server."""
-    memory = sub.add_parser("memory", help="correct or delete a fact (a semantic memory, sem_...)")
-    edits = memory.add_subparsers(required=True, metavar="action")
-    for name, run, help_ in (("correct", _memory_correct, "change a fact's value, confidence or valid time"),
-                             ("delete", _memory_delete, "delete a fact (an audit row keeps what it was)")):
-        p = edits.add_parser(name, help=help_)
-        p.set_defaults(run=run)
-        p.add_argument("memory_id")
-        p.add_argument("--world", required=True)
-        p.add_argument("--note", default=None, help="why, kept in the audit row")
-        p.add_argument("--url", default=default_url, help="engram API base URL (default %(default)s)")
-        p.add_argument("--api-key", default=None, help="bearer key when the server requires one")
-        p.add_argument("--json", action="store_true", help="print the API's JSON response")
-        if name == "correct":
-            p.add_argument("--value", default=None, help="the fact's new object value")
-            p.add_argument("--confidence", type=float, default=None, help="0..1 (capped at the world's maximum)")
-            p.add_argument("--valid-from", default=None, help="ISO 8601; 'none' clears it")
-            p.add_argument("--valid-to", default=None, help="ISO 8601; 'none' clears it")
-
-
-def _memory_correct(args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {k: v for k, v in (("object_value", args.value), ("confidence", args.confidence),
-                                              ("note", args.note)) if v is not None}
-    for key, value in (("valid_from", args.valid_from), ("valid_to", args.valid_to)):
-        if value is not None:
-            body[key] = None if value.lower() == "none" else value
-    with _client(args) as client:
-        fact = _checked(client.patch(f"/v1/worlds/{args.world}/memories/{args.memory_id}", json=body))
-    if args.json:
-        print(json.dumps(fact, indent=2))
-        return 0
-    print(f"{fact['memory_id']}: {fact['predicate']} = {fact['object_value']} (confidence {fact['confidence']:.2f}, "
-          f"valid {fact.get('valid_from') or '-'} .. {fact.get('valid_to') or '-'})")
-    return 0
-
-
-def _memory_delete(args: argparse.Namespace) -> int:
-    params = {"note": args.note} if args.note else {}
-    with _client(args) as client:
-        body = _checked(client.delete(f"/v1/worlds/{args.world}/memories/{args.memory_id}", params=params))
-    if args.json:
-        print(json.dumps(body, indent=2))
-        return 0
-    print(f"{body['memory_id']} deleted (audit {body['audit_id']}, {body['relationships_removed']} relationships, "
-          f"{body['conflicts_removed']} conflicts removed)")
-    return 0
-

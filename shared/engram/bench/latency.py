@@ -178,12 +178,9 @@ def _load(store: Any, memories: int, texts: list[str], advance: Callable[[int], 
 def _owner_connection(store: Any) -> Any:
     """A connection as the schema owner (the store's pool runs as the application role, which may neither drop
     nor create indexes): the bulk load is the bench's own migration."""
-    import psycopg
-    from pgvector.psycopg import register_vector
+    from engram.adapters.postgres.connection import owner_connection
 
-    conn = psycopg.connect(store.url)
-    register_vector(conn)
-    return conn
+    return owner_connection(store.url)
 
 
 def _build_indexes(store: Any) -> None:

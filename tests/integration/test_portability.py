@@ -349,9 +349,9 @@ def test_an_oversized_import_is_refused_before_it_is_read(api: httpx.Client) -> 
 def test_the_cli_exports_page_by_page_and_imports_in_parts(api: httpx.Client, source: Clients,
                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from engram.local import cli
+    from engram.local import cli, remote
 
-    monkeypatch.setattr(cli, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
+    monkeypatch.setattr(remote, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
     out = tmp_path / "port-a.jsonl"
     assert cli.main(["export", "--world", WORLD, "--out", str(out), "--page-bytes", "10000"]) == 0
     assert _records(out.read_text().splitlines()) == _records(export_page(source, WORLD).lines)
@@ -429,7 +429,7 @@ SEPARATORS = "one\u2028two\u2029three\u0085four\x0bfive\x0csix\x1cseven\x1dend"
 
 def test_an_export_holding_line_and_paragraph_separators_imports_intact(
         api: httpx.Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engram.local import cli
+    from engram.local import cli, remote
 
     event = {"event_id": "sep-1", "user_id": "ivy", "conversation_id": "c1", "role": "user", "content": SEPARATORS,
              "metadata": {"note": SEPARATORS}}
@@ -440,7 +440,7 @@ def test_an_export_holding_line_and_paragraph_separators_imports_intact(
     copy = api.get("/v1/worlds/port-sep-copy/events/sep-1").json()
     assert copy["content"] == SEPARATORS and copy["metadata"] == {"note": SEPARATORS}
 
-    monkeypatch.setattr(cli, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
+    monkeypatch.setattr(remote, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
     out = tmp_path / "sep.jsonl"
     assert cli.main(["export", "--world", "port-sep", "--out", str(out), "--no-vectors"]) == 0
     assert cli.main(["import", str(out), "--world", "port-sep-cli"]) == 0

@@ -39,6 +39,7 @@ def build_clients(settings: Settings, *, workflows: Workflows | None = None) -> 
         build_domain,
         build_embedder,
         build_index,
+        build_language,
         build_llm,
         build_store,
         build_web_search,
@@ -56,4 +57,5 @@ def build_clients(settings: Settings, *, workflows: Workflows | None = None) -> 
         workflows=workflows or build_workflows(settings),
         domain=build_domain(settings),
         web=build_web_search(settings),
+        language=build_language(settings),
     )

@@ -10,6 +10,7 @@ from engram.errors import ConfigurationError
 if TYPE_CHECKING:
     from engram.adapters.postgres.store import PostgresStore
     from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, WebSearch, Workflows
+    from engram.ports.language import LanguageEngine
 
 
 def database_url(settings: Settings, embedding_dim: int) -> str:
@@ -97,3 +98,10 @@ def build_web_search(settings: Settings) -> WebSearch | None:
     from engram.adapters.web_search import DuckDuckGoInstantAnswer
 
     return DuckDuckGoInstantAnswer(base_url=settings.web_search_url, timeout_s=settings.web_search_timeout_s)
+
+
+def build_language(settings: Settings) -> LanguageEngine:
+    """spaCy's small English pipeline: the first stage of every mode (loaded on first use, once per process)."""
+    from engram.adapters.spacy_engine import shared_engine
+
+    return shared_engine()

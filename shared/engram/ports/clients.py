@@ -13,6 +13,7 @@ from engram.model.overrides import WorldConfig, world_overrides
 from engram.model.world import World
 from engram.observability import logger
 from engram.ports import LLM, DomainDatabase, Embedder, KeywordIndex, Store, WebSearch, Workflows
+from engram.ports.language import LanguageEngine
 
 
 @dataclass
@@ -26,6 +27,7 @@ class Clients:
     heuristics: Heuristics = DEFAULT_HEURISTICS
     domain: DomainDatabase | None = None  # the world's own records, searched for unknown names (resolve)
     web: WebSearch | None = None  # current information for the conversation context; None: off
+    language: LanguageEngine | None = None  # the parser (named entities for mentions); None: the rules alone
 
     def world_config(self, world_id: str) -> WorldConfig:
         """A world's overrides (its `system_config` rows): a stored row that no longer validates is logged and

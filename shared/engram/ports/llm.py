@@ -52,6 +52,9 @@ class ExtractedTriple(BaseModel):
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     event_id: str
     valid_from: datetime | None = None  # when it became true: relative dates resolved against the message's time
+    # The entity types the reader saw (person, organization, place, date, thing); None: not read.
+    subject_type: str | None = Field(default=None, max_length=40)
+    object_type: str | None = Field(default=None, max_length=40)
 
     @field_validator("predicate")
     @classmethod

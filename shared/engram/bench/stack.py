@@ -21,6 +21,7 @@ def embedded_clients(data_dir: Path, *, embedder: str = "minilm") -> Iterator[Cl
     from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
+    from engram.adapters.spacy_engine import shared_engine
     from engram.adapters.tantivy_index import TantivyIndex
 
     settings = Settings(data_dir=data_dir, embedder=embedder, llm="offline")  # type: ignore[arg-type]
@@ -32,7 +33,7 @@ def embedded_clients(data_dir: Path, *, embedder: str = "minilm") -> Iterator[Cl
     index = TantivyIndex(data_dir / "index")
     workflows = InlineWorkflows()
     clients = Clients(settings=settings, store=store, index=index, embedder=vectors, llm=OfflineLLM(),
-                      workflows=workflows)
+                      workflows=workflows, language=shared_engine())
     workflows.clients = clients
     try:
         yield clients

@@ -18,6 +18,7 @@ import anyio
 
 from engram.errors import EngramError
 from engram.http.app import body_limit, check_head, too_large
+from engram.local.per_thread import serve_per_thread
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 _EVENTS_ROUTE = re.compile(r"^/v1/worlds/[^/]+/events/?$")
@@ -95,6 +96,7 @@ def _browser_file(method: str, path: str) -> tuple[int, str, bytes] | None:
 
 
 def build_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    serve_per_thread()  # requests are served in parallel threads: each sees only its own
     handlers = {name: _handler(name) for name in ("ingest", "api")}
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:

@@ -128,6 +128,9 @@ def _edit(page: Any, server: Server, conflict: dict[str, Any], waiting: dict[str
     assert page.locator("#facts").is_hidden() and page.locator("#users li").count() == 0
     assert "Porto" not in page.locator("main").inner_text() and "Mario Pereira" not in page.locator("main").inner_text()
     assert "world=browser-edit" in page.url
+    page.goto(f"{server.url}/?world=no%20such%20world")  # a link to a world that cannot exist: said so too
+    page.locator("#status", has_text='no world named "no such world"').wait_for()
+    assert page.locator("#users li").count() == 0
     # The picker lists the worlds that exist and opens one.
     page.select_option("#worlds", WORLD)
     page.locator("#facts tbody tr", has_text="Porto").wait_for()

@@ -44,6 +44,14 @@ async function api(path, options = {}) {
   return body;
 }
 
+// One request after the other, never in parallel: the local server runs the Lambda handlers, whose Powertools
+// resolver keeps the request being served in shared state (two at once can be validated against each other).
+async function sequentially(paths) {
+  const bodies = [];
+  for (const path of paths) bodies.push(await api(path));
+  return bodies;
+}
+
 const worldPath = () => `/v1/worlds/${encodeURIComponent(state.world)}`;
 
 function say(message, isError = false) {
@@ -108,7 +116,7 @@ async function openWorld(world) {
     return;
   }
   const base = `/v1/worlds/${encodeURIComponent(world)}`;
-  const [users, entities] = await Promise.all([api(`${base}/users`), api(`${base}/entities?limit=200`)]);
+  const [users, entities] = await sequentially([`${base}/users`, `${base}/entities?limit=200`]);
   if (generation !== state.generation) return;
   state.world = world;
   state.entities = new Map(entities.map((e) => [e.entity_id, e]));
@@ -134,12 +142,13 @@ async function openUser(user) {
   for (const b of document.querySelectorAll("#users button")) b.classList.toggle("active", b.dataset.user === user);
   const base = worldPath();
   const u = `${base}/users/${encodeURIComponent(user)}`;
-  const [events, facts, summaries, conflicts, waiting] = await Promise.all([
-    api(`${u}/events?limit=100`), api(`${u}/memories?layer=semantic&limit=100`),
-    api(`${u}/memories?layer=summary&limit=20`), api(`${base}/conflicts`),
-    api(`${base}/disambiguations?user_id=${encodeURIComponent(user)}&limit=50`)]);
-  const sentences = await Promise.all(waiting.map((m) => api(`${base}/events/${encodeURIComponent(m.event_id)}`)
-    .then((e) => e.content, () => "")));
+  const [events, facts, summaries, conflicts, waiting] = await sequentially([
+    `${u}/events?limit=100`, `${u}/memories?layer=semantic&limit=100`, `${u}/memories?layer=summary&limit=20`,
+    `${base}/conflicts`, `${base}/disambiguations?user_id=${encodeURIComponent(user)}&limit=50`]);
+  const sentences = [];  // each mention's event, for its sentence (an event gone meanwhile: no sentence)
+  for (const m of waiting) {
+    sentences.push(await api(`${base}/events/${encodeURIComponent(m.event_id)}`).then((e) => e.content, () => ""));
+  }
   if (generation !== state.generation) return;
   showEvents(events);
   showFacts(facts);

@@ -168,6 +168,7 @@ async function refresh() {
   showEntities(entities);
   await openUser(state.user);
 }
+
 function showEvents(events) {
   const body = $("#events tbody");
   body.replaceChildren(...events.map((e) => row([when(e.occurred_at), e.role, e.content, e.importance.toFixed(2),

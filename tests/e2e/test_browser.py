@@ -3,25 +3,17 @@ user, see what engram remembers, ask a question and watch the loop trace. A scre
 
 from __future__ import annotations
 
-import shutil
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import REPO, Server
+from tests.e2e.chromium import ARTIFACTS, drive
+from tests.e2e.conftest import Server
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = REPO / "tests" / "artifacts"
 WORLD = "browser"
-# What this machine's closed network needs (field notes): no background connections, no sandbox as root.
-# A container's small /dev/shm crashes the renderer after the page loads: --disable-dev-shm-usage uses /tmp.
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
 
 
 @pytest.fixture(scope="module")
@@ -44,32 +36,7 @@ def remembered(local_server: Server) -> Server:
 
 
 def test_the_browser_shows_a_users_memory_and_answers_a_question_with_its_trace(remembered: Server) -> None:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (make setup installs it when run as root)")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(90_000)  # a loaded 2-core machine: waits are for content, not for speed
-            seen: list[str] = []
-            page.on("pageerror", lambda exc: seen.append(f"page error: {exc}"))
-            page.on("console", lambda msg: seen.append(f"console {msg.type}: {msg.text}"))
-            page.on("requestfailed", lambda req: seen.append(f"request failed: {req.url} {req.failure}"))
-            page.on("crash", lambda _: seen.append("the renderer crashed"))
-            try:
-                _browse(page, remembered)
-            except playwright_api.Error as exc:
-                try:
-                    status = page.locator("#status").inner_text(timeout=2000)
-                except playwright_api.Error as again:
-                    status = f"(unreadable: {again})"
-                pytest.fail(f"{exc}\nstatus line: {status!r}\nwhat the page reported:\n" + "\n".join(seen)
-                            + f"\nserver log tail:\n{remembered.log.read_text()[-3000:]}")
-            assert [line for line in seen if not line.startswith("console")] == []
-        finally:
-            browser.close()
+    drive(remembered, lambda page: _browse(page, remembered))
 
 
 def _browse(page: Any, server: Server) -> None:

@@ -24,6 +24,7 @@ from engram.model.queries import QueryRequest
 from engram.ports.clients import Clients
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
+from engram.sdk.client import EngramClient
 from tests.asgi import api_client
 from tests.builder import consolidate, remember
 from tests.conftest import TEST_EMBEDDING_DIM
@@ -351,7 +352,7 @@ def test_the_cli_exports_page_by_page_and_imports_in_parts(api: httpx.Client, so
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     from engram.local import cli, remote
 
-    monkeypatch.setattr(remote, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
+    monkeypatch.setattr(remote, "_client", lambda args: EngramClient(str(api.base_url), transport=api._transport))
     out = tmp_path / "port-a.jsonl"
     assert cli.main(["export", "--world", WORLD, "--out", str(out), "--page-bytes", "10000"]) == 0
     assert _records(out.read_text().splitlines()) == _records(export_page(source, WORLD).lines)
@@ -440,7 +441,7 @@ def test_an_export_holding_line_and_paragraph_separators_imports_intact(
     copy = api.get("/v1/worlds/port-sep-copy/events/sep-1").json()
     assert copy["content"] == SEPARATORS and copy["metadata"] == {"note": SEPARATORS}
 
-    monkeypatch.setattr(remote, "_client", lambda args: httpx.Client(transport=api._transport, base_url=api.base_url))
+    monkeypatch.setattr(remote, "_client", lambda args: EngramClient(str(api.base_url), transport=api._transport))
     out = tmp_path / "sep.jsonl"
     assert cli.main(["export", "--world", "port-sep", "--out", str(out), "--no-vectors"]) == 0
     assert cli.main(["import", str(out), "--world", "port-sep-cli"]) == 0

@@ -11,6 +11,7 @@ import pytest
 from engram.sdk.client import (
     AsyncEngramClient,
     EngramClient,
+    NotFound,
     RateLimited,
     RetryPolicy,
     ServerError,
@@ -123,3 +124,39 @@ def test_an_entity_and_its_relationships_can_be_read_as_one_user() -> None:
         client.relationships("w", "e1", depth=2, user_id="uma")
         client.entity("w", "e1")
     assert [dict(r.url.params) for r in seen] == [{"user_id": "uma"}, {"depth": "2", "user_id": "uma"}, {}]
+
+
+# ---------------------------------------------------------------- the routes the CLI needs besides JSON in, JSON out
+def test_an_export_page_is_read_as_text_with_its_next_cursor_and_an_import_is_sent_as_json_lines() -> None:
+    page = '{"format":"engram-export"}\n{"type":"event"}'
+    imported = {"world_id": "w", "source_world_id": "v", "records": 1, "inserted": {"event": 1}, "skipped": {},
+                "vectors": "none", "vectors_computed": 0, "index_documents": 1}
+    transport, seen = _script(httpx.Response(200, text=page, headers={"x-engram-next-cursor": "c2"}),
+                              httpx.Response(200, text=page), httpx.Response(200, json=imported))
+    with EngramClient("http://engram.test", transport=transport, retry=FAST) as client:
+        first = client.export_page("w", user_id="ana", vectors=False, max_bytes=10_000)
+        last = client.export_page("w", cursor=first.next_cursor)
+        result = client.import_document("w", page)
+    assert (first.text, first.next_cursor, last.next_cursor) == (page, "c2", None)
+    assert (seen[0].url.path, dict(seen[0].url.params)) == ("/v1/worlds/w/users/ana/export",
+                                                            {"vectors": "false", "max_bytes": "10000"})
+    assert dict(seen[1].url.params) == {"vectors": "true", "cursor": "c2"}
+    assert seen[2].headers["content-type"] == "application/x-ndjson" and seen[2].content == page.encode()
+    assert result.inserted == {"event": 1}
+
+
+def test_a_correction_clears_the_valid_times_named_and_sends_only_the_fields_given() -> None:
+    transport, seen = _script(_error(404, "not_found"))
+    with EngramClient("http://engram.test", transport=transport, retry=FAST) as client, pytest.raises(NotFound):
+        client.correct_memory("w", "sem_1", confidence=0.5, clear=["valid_to"])
+    assert json.loads(seen[0].content) == {"confidence": 0.5, "valid_to": None}
+
+
+def test_a_consolidation_is_started_then_followed_by_its_execution_id() -> None:
+    run = {"world_id": "w", "execution_id": "arn:x/1", "status": "running"}
+    transport, seen = _script(httpx.Response(202, json={"world_id": "w", "execution_id": "arn:x/1"}),
+                              httpx.Response(200, json=run))
+    with EngramClient("http://engram.test", transport=transport, retry=FAST) as client:
+        execution = client.start_consolidation("w")
+        assert client.consolidation("w", execution).status == "running"
+    assert seen[1].url.raw_path == b"/v1/worlds/w/consolidations/arn%3Ax%2F1"

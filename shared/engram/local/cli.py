@@ -12,6 +12,7 @@ import httpx
 from engram.config import get_settings
 from engram.local import remote
 from engram.sdk.client import ApiError
+from engram.sdk.routes import Unreachable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,8 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except httpx.ConnectError:
-        print(f"engram: no server at {args.url}; start one with `make run` (or `engram serve`)", file=sys.stderr)
+    except Unreachable as exc:  # the client's retries are spent
+        if isinstance(exc.__cause__, httpx.ConnectError):
+            print(f"engram: no server at {args.url}; start one with `make run` (or `engram serve`)", file=sys.stderr)
+        else:
+            print(f"engram: the request to {args.url} failed: {exc.message}", file=sys.stderr)
         return 2
     except httpx.HTTPError as exc:
         print(f"engram: the request to {args.url} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)

@@ -1,5 +1,6 @@
-"""The commands of `engram` that talk to a running engram over its HTTP API (the local server or AWS): ingest,
-ask, search, enrich, consolidate, export, import and memory edits; and how an API error reads on the terminal."""
+"""The commands of `engram` that talk to a running engram over its HTTP API (the local server or AWS) through the
+SDK client: ingest, ask, search, enrich, consolidate, export, import and memory edits; and how an API error reads
+on the terminal."""
 
 from __future__ import annotations
 
@@ -7,13 +8,11 @@ import argparse
 import json
 import sys
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
-import httpx
-
-from engram.sdk.client import ApiError, _error
-
-_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
+from engram.model.queries import QueryConfig
+from engram.sdk.client import ApiError, EngramClient, ValidTime
 
 
 def described(exc: ApiError) -> str:
@@ -33,15 +32,8 @@ def described(exc: ApiError) -> str:
     return "\n".join(lines)
 
 
-def _client(args: argparse.Namespace) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    return httpx.Client(base_url=args.url, timeout=_TIMEOUT, headers=headers)
-
-
-def _checked(response: httpx.Response) -> dict[str, Any]:
-    if response.status_code >= 400:
-        raise _error(response)
-    return response.json() if response.content else {}
+def _client(args: argparse.Namespace) -> EngramClient:
+    return EngramClient(args.url, token=args.api_key)
 
 
 def ingest(args: argparse.Namespace) -> int:
@@ -51,16 +43,14 @@ def ingest(args: argparse.Namespace) -> int:
     events = doc if isinstance(doc, list) else doc["events"]
     accepted = duplicates = 0
     statuses: Counter[str] = Counter()
-    params = {"wait": "true", **({"wait_timeout_s": args.wait_timeout} if args.wait_timeout else {})} \
-        if args.wait else {}
     with _client(args) as client, Progress() as progress:
         task = progress.add_task(f"ingesting into {args.world}", total=len(events))
         for start in range(0, len(events), args.batch):
             batch = events[start:start + args.batch]
-            body = _checked(client.post(f"/v1/worlds/{args.world}/events", params=params, json={"events": batch}))
-            accepted += body.get("accepted", 0)
-            duplicates += body.get("duplicates", 0)
-            statuses.update(str(e.get("enrichment_status")) for e in body.get("events", []))
+            body = client.add_events(args.world, batch, wait=args.wait, wait_timeout_s=args.wait_timeout or None)
+            accepted += body.accepted
+            duplicates += body.duplicates
+            statuses.update(str(e.enrichment_status) for e in body.events)
             progress.advance(task, len(batch))
     print(f"{accepted} events accepted, {duplicates} duplicates")
     if args.wait:
@@ -70,13 +60,10 @@ def ingest(args: argparse.Namespace) -> int:
 
 
 def ask(args: argparse.Namespace) -> int:
-    payload: dict[str, Any] = {"user_id": args.user, "question": args.question}
-    if args.conversation:
-        payload["conversation_id"] = args.conversation
-    if args.max_info_requests is not None:
-        payload["config"] = {"max_info_requests": args.max_info_requests}
+    config = QueryConfig(max_info_requests=args.max_info_requests) if args.max_info_requests is not None else None
     with _client(args) as client:
-        body = _checked(client.post(f"/v1/worlds/{args.world}/queries", json=payload))
+        body = client.ask(args.world, args.user, args.question, conversation_id=args.conversation or None,
+                          config=config).model_dump(mode="json")
     if args.json:
         print(json.dumps(body, indent=2))
         return 0
@@ -96,18 +83,15 @@ def ask(args: argparse.Namespace) -> int:
 
 def enrich(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        body = _checked(client.post(f"/v1/worlds/{args.world}/enrichments", json={"include_failed": args.failed}))
+        body = client.enrich_pending(args.world, include_failed=args.failed).model_dump(mode="json")
     print(f"{body['events']} stalled events, {len(body['enrichment_ids'])} enrichments started"
           + (f", {body['not_started']} could not be started (still pending)" if body["not_started"] else ""))
     return 0
 
 
 def search(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"q": args.query, "limit": args.limit}
-    if args.user:
-        params["user_id"] = args.user
     with _client(args) as client:
-        body = _checked(client.get(f"/v1/worlds/{args.world}/search", params=params))
+        body = client.search(args.world, args.query, user_id=args.user or None, limit=args.limit).model_dump(mode="json")
     if args.json:
         print(json.dumps(body, indent=2))
         return 0
@@ -125,27 +109,23 @@ def search(args: argparse.Namespace) -> int:
 
 def consolidate(args: argparse.Namespace) -> int:
     import time
-    from urllib.parse import quote
 
     with _client(args) as client:
-        body = _checked(client.post(f"/v1/worlds/{args.world}/consolidations", json={}))
+        execution_id = client.start_consolidation(args.world)
         if not args.wait:
-            print(json.dumps(body, indent=2))
+            print(json.dumps({"world_id": args.world, "execution_id": execution_id}, indent=2))
             return 0
-        path = f"/v1/worlds/{args.world}/consolidations/{quote(body['execution_id'], safe='')}"
         deadline = time.monotonic() + args.wait_timeout
-        run = _checked(client.get(path))
-        while run["status"] == "running":
+        while (run := client.consolidation(args.world, execution_id)).status == "running":
             if time.monotonic() > deadline:
-                print(f"engram: consolidation {body['execution_id']} still running after {args.wait_timeout:g} s",
+                print(f"engram: consolidation {execution_id} still running after {args.wait_timeout:g} s",
                       file=sys.stderr)
                 return 1
             time.sleep(0.5)
-            run = _checked(client.get(path))
-    if run["status"] == "failed":
-        print(f"engram: consolidation {body['execution_id']} failed: {run.get('error')}", file=sys.stderr)
+    if run.status == "failed" or run.totals is None:
+        print(f"engram: consolidation {execution_id} failed: {run.error}", file=sys.stderr)
         return 1
-    totals = run["totals"]
+    totals = run.totals.model_dump()
     print(f"consolidation {totals['run_id']} of {args.world}: {totals['scopes']} scopes, {totals['summaries']} "
           f"summarized, {totals['confirmed']} facts confirmed, {totals['procedures']} procedures, "
           f"{totals['conflicts_settled']} conflicts settled, {totals['archived']} archived, {totals['failed']} "
@@ -162,30 +142,25 @@ def export(args: argparse.Namespace) -> int:
 
     from engram.memory.portability import document_lines
 
-    path = f"/v1/worlds/{args.world}" + (f"/users/{args.user}" if args.user else "") + "/export"
-    params: dict[str, Any] = {"vectors": str(not args.no_vectors).lower()}
-    if args.page_bytes:
-        params["max_bytes"] = args.page_bytes
+    cursor: str | None = None
     header: dict[str, Any] | None = None
     counts: dict[str, int] = {}
     with _client(args) as client, tempfile.TemporaryFile("w+", encoding="utf-8") as records, Progress(
             SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed} records")) as progress:
         task = progress.add_task(f"exporting {args.world}" + (f" (user {args.user})" if args.user else ""))
         while True:
-            response = client.get(path, params=params)
-            if response.status_code >= 400:
-                _checked(response)
-            lines = document_lines(response.text)
+            page_text = client.export_page(args.world, user_id=args.user or None, vectors=not args.no_vectors,
+                                           max_bytes=args.page_bytes or None, cursor=cursor)
+            lines = document_lines(page_text.text)
             page = json.loads(lines[0])
             header = header or page
             for kind, n in page["counts"].items():
                 counts[kind] = counts.get(kind, 0) + n
             records.writelines(f"{line}\n" for line in lines[1:])
             progress.advance(task, len(lines) - 1)
-            cursor = response.headers.get("x-engram-next-cursor")
+            cursor = page_text.next_cursor
             if not cursor:
                 break
-            params["cursor"] = cursor
         assert header is not None
         header["counts"] = counts
         records.seek(0)
@@ -216,12 +191,11 @@ def import_document(args: argparse.Namespace) -> int:
     with _client(args) as client, Progress() as progress:
         task = progress.add_task(f"importing into {args.world}", total=document.records)
         for part in document_parts(lines, args.part_bytes):
-            body = _checked(client.post(f"/v1/worlds/{args.world}/import", content="\n".join(part).encode(),
-                                        headers={"content-type": "application/x-ndjson"}))
-            for total, got in ((inserted, body["inserted"]), (skipped, body["skipped"])):
+            body = client.import_document(args.world, "\n".join(part))
+            for total, got in ((inserted, body.inserted), (skipped, body.skipped)):
                 for kind, n in got.items():
                     total[kind] = total.get(kind, 0) + n
-            progress.advance(task, body["records"])
+            progress.advance(task, body.records)
     print(f"{sum(inserted.values())} records imported, {sum(skipped.values())} already there"
           + (": " + ", ".join(f"{n} {kind}" for kind, n in inserted.items()) if inserted else ""))
     return 0
@@ -244,18 +218,27 @@ def memory_commands(sub: Any, default_url: str) -> None:
         if name == "correct":
             p.add_argument("--value", default=None, help="the fact's new object value")
             p.add_argument("--confidence", type=float, default=None, help="0..1 (capped at the world's maximum)")
-            p.add_argument("--valid-from", default=None, help="ISO 8601; 'none' clears it")
-            p.add_argument("--valid-to", default=None, help="ISO 8601; 'none' clears it")
+            p.add_argument("--valid-from", type=_valid_time, default=None, help="ISO 8601; 'none' clears it")
+            p.add_argument("--valid-to", type=_valid_time, default=None, help="ISO 8601; 'none' clears it")
+
+
+def _valid_time(value: str) -> datetime | str:
+    """An ISO 8601 time, or 'none' (clear it); anything else is a usage error, not a traceback."""
+    if value.lower() == "none":
+        return "none"
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time (or 'none'): {value!r}") from None
 
 
 def _memory_correct(args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {k: v for k, v in (("object_value", args.value), ("confidence", args.confidence),
-                                              ("note", args.note)) if v is not None}
-    for key, value in (("valid_from", args.valid_from), ("valid_to", args.valid_to)):
-        if value is not None:
-            body[key] = None if value.lower() == "none" else value
+    clear: list[ValidTime] = ["valid_from"] if args.valid_from == "none" else []
+    clear += ["valid_to"] if args.valid_to == "none" else []
     with _client(args) as client:
-        fact = _checked(client.patch(f"/v1/worlds/{args.world}/memories/{args.memory_id}", json=body))
+        fact = client.correct_memory(
+            args.world, args.memory_id, object_value=args.value, confidence=args.confidence, note=args.note,
+            valid_from=_given(args.valid_from), valid_to=_given(args.valid_to), clear=clear).model_dump(mode="json")
     if args.json:
         print(json.dumps(fact, indent=2))
         return 0
@@ -264,10 +247,13 @@ def _memory_correct(args: argparse.Namespace) -> int:
     return 0
 
 
+def _given(value: datetime | str | None) -> datetime | None:
+    return value if isinstance(value, datetime) else None
+
+
 def _memory_delete(args: argparse.Namespace) -> int:
-    params = {"note": args.note} if args.note else {}
     with _client(args) as client:
-        body = _checked(client.delete(f"/v1/worlds/{args.world}/memories/{args.memory_id}", params=params))
+        body = client.delete_memory(args.world, args.memory_id, note=args.note or None).model_dump(mode="json")
     if args.json:
         print(json.dumps(body, indent=2))
         return 0

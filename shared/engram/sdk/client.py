@@ -37,14 +37,17 @@ from engram.model.memories import (
     MemorySummary,
     ProceduralMemory,
 )
+from engram.model.portability import ImportResult
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.steps import ConsolidationRun
 from engram.sdk.routes import (
     _FINISHED,
     DEFAULT_URL,
     RETRY_STATUSES,
     Call,
+    ExportedPage,
     Routes,
     T,
     Unreachable,
@@ -58,6 +61,8 @@ from engram.sdk.routes import NotFound as NotFound
 from engram.sdk.routes import RateLimited as RateLimited
 from engram.sdk.routes import ServerError as ServerError
 from engram.sdk.routes import Unauthorized as Unauthorized
+
+ValidTime = Literal["valid_from", "valid_to"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,13 @@ def _headers(token: str | None) -> dict[str, str]:
 def _read(call: Call[T], response: httpx.Response) -> T:
     if response.status_code >= 400:
         raise _error(response)
-    return call.parse(response.json() if response.content else None)
+    return call.parse(response if call.raw else response.json() if response.content else None)
+
+
+def _request(call: Call[Any]) -> dict[str, Any]:
+    """The arguments of `httpx.Client.request` for a call."""
+    return {"params": dict(call.params), "json": call.json, "content": call.content,
+            "headers": dict(call.headers) or None}
 
 
 def _retryable(response: httpx.Response | None) -> bool:
@@ -114,7 +125,7 @@ class EngramClient:
         for attempt in range(self.retry.max_retries + 1):
             response: httpx.Response | None = None
             try:
-                response = self.http.request(call.method, call.path, params=dict(call.params), json=call.json)
+                response = self.http.request(call.method, call.path, **_request(call))
             except httpx.TransportError as exc:
                 if attempt == self.retry.max_retries:
                     raise Unreachable(0, "unreachable", f"{exc.__class__.__name__}: {exc}") from exc
@@ -219,9 +230,11 @@ class EngramClient:
 
     def correct_memory(self, world: str, memory_id: str, *, object_value: str | None = None,
                        confidence: float | None = None, valid_from: datetime | None = None,
-                       valid_to: datetime | None = None, note: str | None = None) -> ExplainedFact:
-        """Correct a fact as the user's word: only the fields given change (a field left None is kept)."""
-        return self.run(Routes.correct_memory(world, memory_id, _correction(
+                       valid_to: datetime | None = None, note: str | None = None,
+                       clear: Sequence[ValidTime] = ()) -> ExplainedFact:
+        """Correct a fact as the user's word: only the fields given change (a field left None is kept); the
+        valid times named in `clear` are removed."""
+        return self.run(Routes.correct_memory(world, memory_id, _correction(clear,
             object_value=object_value, confidence=confidence, valid_from=valid_from, valid_to=valid_to, note=note)))
 
     def delete_memory(self, world: str, memory_id: str, *, note: str | None = None) -> MemoryDeletion:
@@ -231,6 +244,24 @@ class EngramClient:
     def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
         """A fact's corrections and deletion, oldest first."""
         return self.run(Routes.memory_audit(world, memory_id))
+
+    def start_consolidation(self, world: str) -> str:
+        """Start consolidation now; the execution id to follow it with `consolidation`."""
+        return self.run(Routes.start_consolidation(world))
+
+    def consolidation(self, world: str, execution_id: str) -> ConsolidationRun:
+        """A started consolidation: running, or what the run did (or why it failed)."""
+        return self.run(Routes.consolidation(world, execution_id))
+
+    def export_page(self, world: str, *, user_id: str | None = None, vectors: bool = True,
+                    max_bytes: int | None = None, cursor: str | None = None) -> ExportedPage:
+        """One page of a world's (or a user's) export document; pass its `next_cursor` to read the next."""
+        return self.run(Routes.export_page(world, user_id=user_id, vectors=vectors, max_bytes=max_bytes,
+                                           cursor=cursor))
+
+    def import_document(self, world: str, text: str) -> ImportResult:
+        """Import an export document (JSON Lines) small enough for one request; rows the world holds are skipped."""
+        return self.run(Routes.import_document(world, text))
 
 
 class AsyncEngramClient:
@@ -255,7 +286,7 @@ class AsyncEngramClient:
         for attempt in range(self.retry.max_retries + 1):
             response: httpx.Response | None = None
             try:
-                response = await self.http.request(call.method, call.path, params=dict(call.params), json=call.json)
+                response = await self.http.request(call.method, call.path, **_request(call))
             except httpx.TransportError as exc:
                 if attempt == self.retry.max_retries:
                     raise Unreachable(0, "unreachable", f"{exc.__class__.__name__}: {exc}") from exc
@@ -351,8 +382,9 @@ class AsyncEngramClient:
 
     async def correct_memory(self, world: str, memory_id: str, *, object_value: str | None = None,
                              confidence: float | None = None, valid_from: datetime | None = None,
-                             valid_to: datetime | None = None, note: str | None = None) -> ExplainedFact:
-        return await self.run(Routes.correct_memory(world, memory_id, _correction(
+                             valid_to: datetime | None = None, note: str | None = None,
+                             clear: Sequence[ValidTime] = ()) -> ExplainedFact:
+        return await self.run(Routes.correct_memory(world, memory_id, _correction(clear,
             object_value=object_value, confidence=confidence, valid_from=valid_from, valid_to=valid_to, note=note)))
 
     async def delete_memory(self, world: str, memory_id: str, *, note: str | None = None) -> MemoryDeletion:
@@ -361,7 +393,22 @@ class AsyncEngramClient:
     async def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
         return await self.run(Routes.memory_audit(world, memory_id))
 
+    async def start_consolidation(self, world: str) -> str:
+        return await self.run(Routes.start_consolidation(world))
 
-def _correction(**fields: Any) -> dict[str, Any]:
-    """A PATCH body of the fields given (datetimes as ISO 8601)."""
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in fields.items() if v is not None}
+    async def consolidation(self, world: str, execution_id: str) -> ConsolidationRun:
+        return await self.run(Routes.consolidation(world, execution_id))
+
+    async def export_page(self, world: str, *, user_id: str | None = None, vectors: bool = True,
+                          max_bytes: int | None = None, cursor: str | None = None) -> ExportedPage:
+        return await self.run(Routes.export_page(world, user_id=user_id, vectors=vectors, max_bytes=max_bytes,
+                                                 cursor=cursor))
+
+    async def import_document(self, world: str, text: str) -> ImportResult:
+        return await self.run(Routes.import_document(world, text))
+
+
+def _correction(clear: Sequence[ValidTime], **fields: Any) -> dict[str, Any]:
+    """A PATCH body of the fields given (datetimes as ISO 8601), and null for each valid time to clear."""
+    body = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in fields.items() if v is not None}
+    return {**body, **{name: None for name in clear}}

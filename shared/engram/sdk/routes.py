@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
@@ -22,9 +23,11 @@ from engram.model.memories import (
     MemoryAudit,
     MemoryDeletion,
 )
+from engram.model.portability import ImportResult
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.steps import ConsolidationRun
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -94,6 +97,17 @@ class Call(Generic[T]):
     parse: Callable[[Any], T]
     params: Mapping[str, Any] = field(default_factory=dict)
     json: Any = None
+    content: bytes | None = None  # a body that is not JSON (an import's JSON Lines), typed by `headers`
+    headers: Mapping[str, str] = field(default_factory=dict)
+    raw: bool = False  # `parse` reads the response itself (an export page: its text and a header), not its JSON
+
+
+@dataclass(frozen=True)
+class ExportedPage:
+    """One page of an export document (JSON Lines) and the cursor that fetches the next, None on the last."""
+
+    text: str
+    next_cursor: str | None
 
 
 def _model(model: type[BaseModel] | Any) -> Callable[[Any], Any]:
@@ -208,5 +222,26 @@ class Routes:
     @staticmethod
     def memory_audit(world: str, memory_id: str) -> Call[list[MemoryAudit]]:
         return Call("GET", f"/v1/worlds/{world}/memories/{memory_id}/audit", _model(list[MemoryAudit]))
+
+    @staticmethod
+    def start_consolidation(world: str) -> Call[str]:
+        return Call("POST", f"/v1/worlds/{world}/consolidations", lambda doc: str(doc["execution_id"]), json={})
+
+    @staticmethod
+    def consolidation(world: str, execution_id: str) -> Call[ConsolidationRun]:
+        return Call("GET", f"/v1/worlds/{world}/consolidations/{quote(execution_id, safe='')}",
+                    _model(ConsolidationRun))
+
+    @staticmethod
+    def export_page(world: str, *, user_id: str | None, vectors: bool, max_bytes: int | None,
+                    cursor: str | None) -> Call[ExportedPage]:
+        path = f"/v1/worlds/{world}" + (f"/users/{user_id}" if user_id else "") + "/export"
+        return Call("GET", path, lambda r: ExportedPage(r.text, r.headers.get("x-engram-next-cursor") or None),
+                    params=_params(vectors=str(vectors).lower(), max_bytes=max_bytes, cursor=cursor), raw=True)
+
+    @staticmethod
+    def import_document(world: str, text: str) -> Call[ImportResult]:
+        return Call("POST", f"/v1/worlds/{world}/import", _model(ImportResult), content=text.encode(),
+                    headers={"content-type": "application/x-ndjson"})
 
 

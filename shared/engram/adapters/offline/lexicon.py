@@ -1,0 +1,31 @@
+"""The words the offline extraction knows: which verb and preposition make which canonical predicate (the names
+the regex extractor, the ontology and the fact rules use), and which verbs state nothing durable by themselves."""
+
+from __future__ import annotations
+
+# (verb lemma, preposition or None for a direct object) -> the predicate the rules and the ontology know.
+CANONICAL: dict[tuple[str, str | None], str] = {
+    ("live", "in"): "lives_in", ("live", "at"): "lives_in", ("move", "to"): "lives_in",
+    ("relocate", "to"): "lives_in", ("settle", "in"): "lives_in", ("reside", "in"): "lives_in",
+    ("work", "at"): "works_at", ("work", "for"): "works_at", ("work", "as"): "works_as",
+    ("start", "at"): "works_at", ("join", None): "works_at",
+    ("marry", None): "married_to", ("marry", "to"): "married_to",
+    ("like", None): "likes", ("enjoy", None): "likes", ("love", None): "loves", ("adore", None): "loves",
+    ("prefer", None): "prefers", ("hate", None): "dislikes", ("dislike", None): "dislikes",
+    ("detest", None): "dislikes", ("come", "from"): "comes_from", ("base", "in"): "lives_in",
+    ("grow_up", "in"): "comes_from", ("bear", "in"): "born_in",
+}
+CANONICAL_NAMES = frozenset(CANONICAL.values())
+OBJECT_TYPES = {"lives_in": "place", "comes_from": "place", "born_in": "place", "works_at": "organization",
+                "married_to": "person"}
+NAMED_ONLY = frozenset({"married_to", "comes_from", "born_in"})
+# Objects of these predicates name entities (a place, an employer, a person) even in lower case.
+ENTITY_PREDICATES = frozenset({"lives_in", "works_at", "married_to", "comes_from"})
+# Verbs that say nothing durable by themselves ("I know that", "I said ..."): no generic fact from them.
+LIGHT_VERBS = frozenset({"be", "say", "tell", "think", "know", "mean", "guess", "see", "ask", "want", "need", "hope",
+                         "wish", "try", "let", "seem", "feel", "look", "get", "do", "make", "go", "come", "take",
+                         "give", "put", "talk", "call", "hear", "believe", "remember", "forget", "understand",
+                         "thank", "bet", "kid", "care", "mind", "wait", "happen", "keep", "start", "stop", "begin",
+                         "use", "have", "show", "find", "leave", "name", "speak", "sound", "like", "love",
+                         "watch", "check", "pick", "bring", "sit", "stand", "run", "turn", "hold", "meet", "help",
+                         "imagine", "suppose", "promise", "swear", "apologize", "excuse", "forgive", "hate"})

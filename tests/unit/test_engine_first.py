@@ -36,7 +36,7 @@ def test_a_window_with_a_clause_the_engine_cannot_read_goes_to_the_model_whole()
     model = ScriptedLLM()
     llm = EngineFirstLLM(model)
     llm.extract(window("I live in Lisbon."), [])
-    llm.extract(window("Hi!", "Kalani Brandt got the job at Bluefin."), ["dana"])
+    llm.extract(window("Hi!", "Kalani Brandt took the kids to Galway."), ["dana"])
     [call] = model.calls_to("extract")
     assert call.args["event_ids"] == ["e0", "e1"] and call.args["known_entities"] == ["dana"]
     assert (llm.windows_engine, llm.windows_model, llm.sent_share) == (1, 1, 0.5)

@@ -32,6 +32,10 @@ def denied(text: str) -> list[Row]:
     ("I work for Globex.", [(SELF, "works_at", "Globex")]),
     ("I work at Acme Corp as an engineer.", [(SELF, "works_at", "Acme Corp"), (SELF, "works_as", "engineer")]),
     ("I started working at Initech.", [(SELF, "works_at", "Initech")]),
+    ("I got a job at Google.", [(SELF, "works_at", "Google")]),
+    ("The new hire, Ben Okafor, joined Redwood Bank.", [("Ben Okafor", "works_at", "Redwood Bank")]),
+    ("Marcus is a pediatrician at Northside Clinic.", [("Marcus", "works_as", "pediatrician"),
+                                                      ("Marcus", "works_at", "Northside Clinic")]),
     ("My employer is Globex, I'm their nurse.", [(SELF, "works_at", "Globex"), (SELF, "works_as", "nurse")]),
     ("Ana is a nurse.", [("Ana", "works_as", "nurse")]),
     ("I'm the new teacher here.", [(SELF, "works_as", "teacher")]),
@@ -39,6 +43,7 @@ def denied(text: str) -> list[Row]:
     ("I'm such an idiot.", [(SELF, "is_a", "idiot")]),
     ("I'm 26 years old.", [(SELF, "age", "26")]),
     ("I love hiking and I hate crowds.", [(SELF, "loves", "hiking"), (SELF, "dislikes", "crowds")]),
+    ("I love gardening.", [(SELF, "loves", "gardening")]),
     ("I can't stand crowds.", [(SELF, "dislikes", "crowds")]),
     ("My favourite band is Queens of the Stone Age.", [(SELF, "favorite_band", "Queens of the Stone Age")]),
     ("I have a dog named Rex.", [(SELF, "has_dog", "Rex")]),
@@ -50,6 +55,8 @@ def denied(text: str) -> list[Row]:
     ("Update: Kalani moved and now lives in Porto.", [("Kalani", "lives_in", "Porto")]),
     ("Tom is Priya's brother.", [("Tom", "brother_of", "Priya")]),
     ("Dana prefers tea.", [("Dana", "prefers", "tea")]),
+    ("Amara prefers tea.", [("Amara", "prefers", "tea")]),  # a name the pipeline tagged as an adjective
+    ("Greta prefers tea.", [("Greta", "prefers", "tea")]),  # a parse with no verb: the patterns read it
     ("She lives in Paris.", [("she", "lives_in", "Paris")]),  # coreference settles who she is
     # relations, appositions, possessives, relative clauses
     ("Priya is my boss.", [("Priya", "boss_of", SELF)]),
@@ -58,6 +65,10 @@ def denied(text: str) -> list[Row]:
     ("Sam is my best friend.", [("Sam", "best_friend_of", SELF)]),
     ("Dee, my sister, works at Acme Corp as an engineer.", [
         ("Dee", "sister_of", SELF), ("Dee", "works_at", "Acme Corp"), ("Dee", "works_as", "engineer")]),
+    ("It happened to my roommate Denise.", [("Denise", "roommate_of", SELF)]),
+    ("Nadia Petrov, our new neighbor, is a vet.", [("Nadia Petrov", "neighbor_of", SELF),
+                                                   ("Nadia Petrov", "works_as", "vet")]),
+    ("Farah adopted a cat named Pixel.", [("Farah", "has_cat", "Pixel")]),
     ("My sister Ana lives in Rome.", [("Ana", "sister_of", SELF), ("Ana", "lives_in", "Rome")]),
     ("Acme, where I work, is great.", [(SELF, "works_at", "Acme")]),
     ("The company I work for is Globex.", [(SELF, "works_at", "Globex")]),
@@ -75,6 +86,7 @@ def test_each_sentence_states_the_facts_a_reader_would_write(text: str, expected
     ("I stopped working at Acme.", [(SELF, "works_at", "Acme")]),
     ("Actually, I live in Porto, not Lisbon.", [(SELF, "lives_in", "Lisbon")]),
     ("Dana doesn't prefer tea.", [("Dana", "prefers", "tea")]),
+    ("Amir quit his job at Stellar Foods.", [("Amir", "works_at", "Stellar Foods")]),
 ])
 def test_a_negated_statement_is_denied_never_stated(text: str, expected: list[Row]) -> None:
     assert denied(text) == expected
@@ -86,7 +98,7 @@ def test_a_negated_statement_is_denied_never_stated(text: str, expected: list[Ro
     "I would love to live in Rome.", "I used to live in Oslo as a kid.", "I want to work at Google.",
     "Hi! How are you? Thanks, that sounds great.", "I'm a bit tired today, Dana here.",
     "I like your suggestion, thanks.", "I married a lesbian.", "I work at that massage place.",
-    "Oh, I'm one of the students.", "Sam is my favorite person.", "He said that.", "It is raining.", "",
+    "Oh, I'm one of the students.", "Sam is my favorite person.", "He said that.", "It is raining.", "Music makes me happy.", "",
 ])
 def test_questions_hypotheticals_and_small_talk_state_nothing(text: str) -> None:
     assert read(text) == []
@@ -131,7 +143,7 @@ def test_the_model_reads_only_user_turns_and_carries_types_and_denials() -> None
 
 
 def test_a_clause_the_rules_cannot_read_is_counted_unread() -> None:
-    doc = shared_engine().doc("Kalani Brandt got the job at Bluefin.")
+    doc = shared_engine().doc("Kalani Brandt took the kids to Galway.")
     assert unread_clauses(doc, understand(doc)) == 1
     doc = shared_engine().doc("Kalani lives in Cork.")
     assert unread_clauses(doc, understand(doc)) == 0

@@ -29,3 +29,20 @@ LIGHT_VERBS = frozenset({"be", "say", "tell", "think", "know", "mean", "guess", 
                          "use", "have", "show", "find", "leave", "name", "speak", "sound", "like", "love",
                          "watch", "check", "pick", "bring", "sit", "stand", "run", "turn", "hold", "meet", "help",
                          "imagine", "suppose", "promise", "swear", "apologize", "excuse", "forgive", "hate"})
+# How a clause is said: conditions and unreal modals (not asserted), hedges, beliefs and reports (less sure),
+# verbs that carry on or end a clause ("started working", "stopped working").
+CONDITIONS = frozenset({"if", "unless", "whether", "when", "once", "until", "before", "after", "whenever", "while"})
+UNREAL = frozenset({"would", "could", "should", "'d", "must", "ought"})
+HEDGES = frozenset({"might", "may", "maybe", "perhaps", "probably", "possibly"})
+BELIEF = frozenset({"think", "guess", "believe", "suppose", "feel", "bet", "reckon", "hear"})
+REPORT = frozenset({"say", "tell", "mention", "know", "realize", "realise", "remember", "learn", "find", "mean"})
+ONGOING = frozenset({"start", "begin", "continue", "keep"})
+ENDING = frozenset({"stop", "quit"})
+JOB_VERBS = {"get": False, "take": False, "land": False, "accept": False, "start": False, "have": False,
+             "quit": True, "leave": True, "lose": True}  # verb -> whether it ends the job
+STANCES = frozenset({"likes", "loves", "prefers", "dislikes"})
+# "My employer is Globex": the predicate a possessed noun names when the copula gives its value.
+OWN_NOUNS = {"employer": "works_at", "company": "works_at", "workplace": "works_at", "job": "works_as",
+             "occupation": "works_as", "profession": "works_as", "age": "age", "birthday": "birthday",
+             "hometown": "comes_from", "home": "lives_in"}
+DEGREE = frozenset({"bit", "little", "lot", "tad", "kind", "sort"})

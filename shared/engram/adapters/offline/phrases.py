@@ -121,7 +121,7 @@ def owner(noun: Token) -> Party | None:
     """Whose relation a noun names: "my" is the speaker, "Priya's" is Priya; None when no one's."""
     for child in noun.children:
         if child.dep_ == "poss":
-            if child.lower_ in ("my", "mine"):
+            if child.lower_ in ("my", "mine", "our", "ours"):
                 return Party(SELF, "person", True)
             named = name_of(child)
             if named is not None:
@@ -158,8 +158,8 @@ def subject_of(token: Token) -> Party | None:
 
 
 def _appositive_name(noun: Token) -> Party | None:
-    """"my sister Ana": the name a relation noun is given next to it."""
-    if noun.pos_ != "NOUN" or relation_word(noun) is None:
+    """"my sister Ana", "the new hire, Ben Okafor,": the name a noun is given next to it."""
+    if noun.pos_ != "NOUN":
         return None
     return next((name_of(c) for c in noun.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
 
@@ -204,7 +204,7 @@ def object_of(token: Token) -> Party | None:
     named = name_of(token) or _appositive_name(token)
     if named is not None:
         return named
-    if token.pos_ not in ("NOUN", "NUM", "ADJ", "X"):
+    if token.pos_ not in ("NOUN", "NUM", "ADJ", "X") and token.tag_ != "VBG":  # "I love gardening"
         return None
     text = phrase(token)
     return Party(text, None, False) if text and text.lower() not in _NOT_THINGS else None

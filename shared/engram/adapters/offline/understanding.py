@@ -17,12 +17,23 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram.adapters.offline.lexicon import (
+    BELIEF,
     CANONICAL,
     CANONICAL_NAMES,
+    CONDITIONS,
+    DEGREE,
+    ENDING,
     ENTITY_PREDICATES,
+    HEDGES,
+    JOB_VERBS,
     LIGHT_VERBS,
     NAMED_ONLY,
     OBJECT_TYPES,
+    ONGOING,
+    OWN_NOUNS,
+    REPORT,
+    STANCES,
+    UNREAL,
 )
 from engram.adapters.offline.phrases import (
     PETS,
@@ -37,25 +48,12 @@ from engram.adapters.offline.phrases import (
     relation_word,
     subject_of,
 )
-from engram.adapters.offline.statements import HEDGE_FACTOR, SELF, Statement
+from engram.adapters.offline.statements import HEDGE_FACTOR, SELF, Statement, statements
 from engram.rules.grounding import without_dates
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-_CONDITIONS = frozenset({"if", "unless", "whether", "when", "once", "until", "before", "after", "whenever", "while"})
-_UNREAL = frozenset({"would", "could", "should", "'d", "must", "ought"})
-_HEDGES = frozenset({"might", "may", "maybe", "perhaps", "probably", "possibly"})
-_BELIEF = frozenset({"think", "guess", "believe", "suppose", "feel", "bet", "reckon", "hear"})
-_REPORT = frozenset({"say", "tell", "mention", "know", "realize", "realise", "remember", "learn", "find", "mean"})
-_ONGOING = frozenset({"start", "begin", "continue", "keep"})
-_ENDING = frozenset({"stop", "quit"})
-_STANCES = frozenset({"likes", "loves", "prefers", "dislikes"})
-# "My employer is Globex": the predicate a possessed noun names when the copula gives its value.
-_OWN_NOUNS = {"employer": "works_at", "company": "works_at", "workplace": "works_at", "job": "works_as",
-              "occupation": "works_as", "profession": "works_as", "age": "age", "birthday": "birthday",
-              "hometown": "comes_from", "home": "lives_in"}
-_DEGREE = frozenset({"bit", "little", "lot", "tad", "kind", "sort"})
 _WH = frozenset({"WP", "WRB", "WDT", "WP$"})
 
 
@@ -66,6 +64,9 @@ def understand(doc: Doc) -> list[Statement]:
         if is_question(sent):
             continue
         _, when = without_dates(sent.text)
+        if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
+            out += statements(sent.text)  # a verb the parse missed ("Greta prefers tea" as one noun): the patterns
+            continue
         for st in _sentence(sent):
             out.append(replace(st, when=when))
     seen: set[tuple[str, str, str, bool]] = set()
@@ -135,11 +136,11 @@ def _gate(verb: Token) -> float | None:
     for _ in range(8):
         for child in t.children:
             low = child.lower_
-            if child.dep_ == "mark" and low in _CONDITIONS:
+            if child.dep_ == "mark" and low in CONDITIONS:
                 return None
-            if child.dep_ == "aux" and low in _UNREAL:
+            if child.dep_ == "aux" and low in UNREAL:
                 return None
-            if (child.dep_ == "aux" and low in _HEDGES) or (child.dep_ == "advmod" and low in _HEDGES):
+            if (child.dep_ == "aux" and low in HEDGES) or (child.dep_ == "advmod" and low in HEDGES):
                 factor = min(factor, HEDGE_FACTOR)
             if child.dep_ == "aux" and low in ("will", "'ll", "shall"):
                 factor = min(factor, 0.9)
@@ -148,11 +149,11 @@ def _gate(verb: Token) -> float | None:
             return factor
         if dep == "conj":
             t = head
-        elif dep == "ccomp" and head.lemma_.lower() in _BELIEF:
+        elif dep == "ccomp" and head.lemma_.lower() in BELIEF:
             factor, t = min(factor, HEDGE_FACTOR), head
-        elif dep == "ccomp" and (head.lemma_.lower() in _REPORT or t.i < head.i):
+        elif dep == "ccomp" and (head.lemma_.lower() in REPORT or t.i < head.i):
             t = head  # "she said ...", or a clause spliced before another: "My employer is Globex, I'm ..."
-        elif dep == "xcomp" and head.lemma_.lower() in _ONGOING | _ENDING:
+        elif dep == "xcomp" and head.lemma_.lower() in ONGOING | ENDING:
             t = head
         elif dep == "xcomp" and head.lemma_.lower() == "go" and head.tag_ == "VBG":
             factor, t = min(factor, 0.9), head  # "I'm going to move to Porto"
@@ -180,7 +181,7 @@ def _subject_token(verb: Token) -> Token | None:
 
 def _ended(verb: Token) -> bool:
     """"I stopped working at Acme": the clause ends, like a negation."""
-    return verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _ENDING
+    return verb.dep_ == "xcomp" and verb.head.lemma_.lower() in ENDING
 
 
 def _statement(subject: Party, predicate: str, obj: Party, confidence: float, *, negative: bool = False,
@@ -210,6 +211,9 @@ def _clause(verb: Token) -> list[Statement]:
     if gate is None or subject_token is None:
         return []
     subject = subject_of(subject_token)
+    bare = subject is None and _bare_name(subject_token)
+    if bare:
+        subject = Party(subject_token.text, None, True)
     lemma = verb.lemma_.lower()
     if lemma == "be" and verb.pos_ == "AUX":
         return _copula(verb, subject_token, subject, gate, negated(verb))
@@ -229,7 +233,7 @@ def _clause(verb: Token) -> list[Statement]:
     for child in verb.children:
         if child.dep_ in ("dobj", "oprd"):
             found += _objects(subject, verb_name, None, child, gate, negative, habit)
-        elif child.dep_ == "xcomp" and child.pos_ == "VERB" and CANONICAL.get((verb_name, None)) in _STANCES:
+        elif child.dep_ == "xcomp" and child.pos_ == "VERB" and CANONICAL.get((verb_name, None)) in STANCES:
             activity = " ".join(t.text for t in child.subtree if t.dep_ != "aux" and not t.is_punct)
             found.append(_statement(subject, CANONICAL[(verb_name, None)], Party(activity, None, False), 0.9 * gate,
                                     negative=negative))  # "I love hiking", "I like to swim"
@@ -249,7 +253,14 @@ def _clause(verb: Token) -> list[Statement]:
     if habit is not None and not found and not negative:
         what = " ".join(t.text for t in verb.subtree if t.i >= verb.i and not t.is_punct and not is_time(t))
         found.append(_statement(subject, habit, Party(what, None, False), 0.85))
-    return found
+    return [s for s in found if s.predicate in CANONICAL_NAMES] if bare else found
+
+
+def _bare_name(token: Token) -> bool:
+    """A capitalised word alone as a subject, which the small pipeline did not tag as a name ("Amara prefers
+    tea"): read as a name only for what people do (the canonical predicates), never for any verb."""
+    return (token.is_title and token.pos_ in ("NOUN", "ADJ", "PROPN") and token.dep_ == "nsubj"
+            and not any(True for _ in token.children) and len(token.text) > 2)
 
 
 def _stand_in(noun: Token) -> Token:
@@ -264,9 +275,13 @@ def _stand_in(noun: Token) -> Token:
 def _objects(subject: Party, verb_name: str, preposition: str | None, token: Token, gate: float, negative: bool,
              habit: str | None) -> list[Statement]:
     canonical = CANONICAL.get((verb_name, preposition))
+    if preposition is None and canonical is None:
+        named = _pet(subject, token, gate, negative)  # "I have a dog named Rex", "we adopted a cat called Pixel"
+        if named:
+            return named
+    if preposition is None and token.lemma_.lower() in ("job", "position", "internship") and verb_name in JOB_VERBS:
+        return _job(subject, verb_name, token, gate, negative)
     if canonical is None and (verb_name in LIGHT_VERBS or habit is not None):
-        if verb_name == "have" and preposition is None:
-            return _pet(subject, token, gate, negative)
         return []
     if habit == "never" and canonical is not None:
         negative = True
@@ -284,6 +299,15 @@ def _objects(subject: Party, verb_name: str, preposition: str | None, token: Tok
         confidence = (0.9 if canonical else 0.75) * gate
         found.append(_statement(subject, predicate, obj, confidence, negative=negative or denied, entity=entity))
     return found
+
+
+def _job(subject: Party, verb_name: str, job: Token, gate: float, negative: bool) -> list[Statement]:
+    """"I got a job at Google" works there; "Amir quit his job at Stellar Foods" no longer does."""
+    ended = JOB_VERBS[verb_name]
+    return [_statement(subject, "works_at", place, 0.85 * gate, negative=negative or ended, entity=True)
+            for prep in [*job.children, *job.head.children]  # "quit his job at X": the parse may hang "at" on quit
+            if prep.dep_ == "prep" and prep.lower_ in ("at", "with", "for")
+            for place in (name_of(c) for c in prep.children if c.dep_ == "pobj") if place is not None]
 
 
 def _plain_place(noun: Token) -> bool:
@@ -373,16 +397,16 @@ def _attribute(subject_token: Token, subject: Party | None, attr: Token, gate: f
             obj = object_of(attr)
             return [] if obj is None else [_statement(who, f"favorite_{what}", Party(obj.text, obj.type, False),
                                                       0.9 * gate, negative=negative)]
-    if who is not None and head in _OWN_NOUNS and subject_token.pos_ == "NOUN":
+    if who is not None and head in OWN_NOUNS and subject_token.pos_ == "NOUN":
         value = object_of(attr)
-        predicate = _OWN_NOUNS[head]
+        predicate = OWN_NOUNS[head]
         entity = predicate in ENTITY_PREDICATES
         return [] if value is None else [_statement(who, predicate, value, 0.85 * gate, negative=negative,
                                                     entity=entity or value.is_entity)]
     relation = relation_word(subject_token)
     if who is not None and relation is not None and named is not None:
         return _related(named, relation, subject_token, who, gate, negative)  # "My boss is Priya"
-    if subject is None or subject.text.startswith("my ") or subject_token.pos_ == "NOUN":
+    if subject is None or subject.text.startswith("my "):
         return []
     relation = relation_word(attr)
     attr_owner = owner(attr)
@@ -393,11 +417,16 @@ def _attribute(subject_token: Token, subject: Party | None, attr: Token, gate: f
     if attr.pos_ == "NUM" and subject.type in ("person", None) and attr.like_num and not any(
             c.dep_ not in ("npadvmod", "amod", "advmod") for c in attr.children):
         return [_statement(subject, "age", Party(attr.text, None, False), 0.8 * gate, negative=negative)]
-    if attr.pos_ == "NOUN" and is_occupation(attr) and not any(c.dep_ == "prep" for c in attr.children) and any(
+    if attr.pos_ == "NOUN" and is_occupation(attr) and any(
             c.dep_ in ("det", "poss") and c.lower_ in ("a", "an", "the", "their", "his", "her") for c in attr.children):
-        return [_statement(subject, "works_as", Party(_occupation(attr), None, False), 0.85 * gate,
+        work = [_statement(subject, "works_as", Party(_occupation(attr), None, False), 0.85 * gate,
                            negative=negative)]  # "Ana is a nurse", "I'm the new teacher"
-    if attr.pos_ == "NOUN" and attr.lower_ not in _DEGREE and any(
+        for prep in (c for c in attr.children if c.dep_ == "prep" and c.lower_ in ("at", "for", "with")):
+            for place in (name_of(c) for c in prep.children if c.dep_ == "pobj"):
+                if place is not None:  # "a nurse at St. Mary's"
+                    work.append(_statement(subject, "works_at", place, 0.85 * gate, negative=negative))
+        return work
+    if attr.pos_ == "NOUN" and attr.lower_ not in DEGREE and any(
             c.dep_ == "det" and c.lower_ in ("a", "an") for c in attr.children):
         kind = phrase(attr)
         return [_statement(subject, "is_a", Party(kind, None, False), 0.8 * gate, negative=negative)] if kind else []
@@ -415,6 +444,8 @@ def _apposition(noun: Token) -> list[Statement]:
     if negated(noun):
         return []
     relation, who = relation_word(noun), owner(noun)
+    if who is None and noun.dep_ == "compound" and noun.head.pos_ == "PROPN":
+        who = owner(noun.head)  # "my roommate Denise": the parse hangs "my" on the name
     name: Party | None = None
     if relation is not None and who is not None:
         if noun.dep_ == "appos" or (noun.dep_ == "compound" and noun.head.pos_ == "PROPN"):
@@ -422,7 +453,7 @@ def _apposition(noun: Token) -> list[Statement]:
         for child in noun.children:
             if child.dep_ == "appos" and child.pos_ == "PROPN":
                 name = name_of(child)
-        if name is not None and name.text != who.text and name.type in ("person", None):
+        if name is not None and name.text != who.text and name.type != "place":
             return _related(name, relation, noun, who, 1.0, False)
         return []
     if noun.dep_ == "appos" and noun.pos_ == "NOUN" and any(c.dep_ == "det" and c.lower_ in ("a", "an")

@@ -26,6 +26,7 @@ def denied(text: str) -> list[Row]:
 @pytest.mark.parametrize(("text", "expected"), [
     # first person
     ("My name is Dana.", [(SELF, "name", "Dana")]),
+    ("Hi, I'm Joey.", [(SELF, "name", "Joey")]),
     ("I live in Lisbon.", [(SELF, "lives_in", "Lisbon")]),
     ("I moved to Porto.", [(SELF, "lives_in", "Porto")]),
     ("I'm based in Lisbon.", [(SELF, "lives_in", "Lisbon")]),
@@ -44,6 +45,7 @@ def denied(text: str) -> list[Row]:
     ("I'm 26 years old.", [(SELF, "age", "26")]),
     ("I love hiking and I hate crowds.", [(SELF, "loves", "hiking"), (SELF, "dislikes", "crowds")]),
     ("I love gardening.", [(SELF, "loves", "gardening")]),
+    ("I love hiking.", [(SELF, "loves", "hiking")]),
     ("I can't stand crowds.", [(SELF, "dislikes", "crowds")]),
     ("My favourite band is Queens of the Stone Age.", [(SELF, "favorite_band", "Queens of the Stone Age")]),
     ("I have a dog named Rex.", [(SELF, "has_dog", "Rex")]),
@@ -96,7 +98,7 @@ def test_a_negated_statement_is_denied_never_stated(text: str, expected: list[Ro
 @pytest.mark.parametrize("text", [
     "Do I live in Lisbon?", "Where do I live", "Is Ana a nurse?", "If I lived in Paris I would be happy.",
     "I would love to live in Rome.", "I used to live in Oslo as a kid.", "I want to work at Google.",
-    "Hi! How are you? Thanks, that sounds great.", "I'm a bit tired today, Dana here.",
+    "Hi! How are you? Thanks, that sounds great.", "I'm a bit tired today, Dana here.", "Well, our names really are Monica and Chandler.",
     "I like your suggestion, thanks.", "I married a lesbian.", "I work at that massage place.",
     "Oh, I'm one of the students.", "Sam is my favorite person.", "He said that.", "It is raining.", "Music makes me happy.", "",
 ])

@@ -104,6 +104,10 @@ def name_of(token: Token) -> Party | None:
     ent = entity_of(token)
     if ent is not None and ent.label_ in ENTITY_TYPES:
         words = [t for t in ent if not (t.i == ent.start and t.lower_ == "the")]
+        while words and (words[0].is_lower or words[0].is_punct):
+            words = words[1:]  # "marry Chandler" as one PERSON: the verb is no part of the name
+        while words and (words[-1].lower_ in ("'s", "’s", "'") or words[-1].is_punct):
+            words = words[:-1]
         if words and words[0].lower_ in _INTERJECTIONS:
             return None
         text = "".join(t.text_with_ws for t in words).strip()

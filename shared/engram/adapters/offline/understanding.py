@@ -233,7 +233,7 @@ def _clause(verb: Token) -> list[Statement]:
     for child in verb.children:
         if child.dep_ in ("dobj", "oprd"):
             found += _objects(subject, verb_name, None, child, gate, negative, habit)
-        elif child.dep_ == "xcomp" and child.pos_ == "VERB" and CANONICAL.get((verb_name, None)) in STANCES:
+        elif child.dep_ == "xcomp" and child.pos_ in ("VERB", "NOUN") and CANONICAL.get((verb_name, None)) in STANCES:
             activity = " ".join(t.text for t in child.subtree if t.dep_ != "aux" and not t.is_punct)
             found.append(_statement(subject, CANONICAL[(verb_name, None)], Party(activity, None, False), 0.9 * gate,
                                     negative=negative))  # "I love hiking", "I like to swim"
@@ -388,7 +388,7 @@ def _attribute(subject_token: Token, subject: Party | None, attr: Token, gate: f
     head = subject_token.lemma_.lower()
     who = owner(subject_token)
     named = name_of(attr)
-    if who is not None and head == "name" and named is not None:
+    if who is not None and head == "name" and subject_token.tag_ == "NN" and named is not None:
         return [_statement(who, "name", Party(named.text, None, False), 0.9 * gate, negative=negative)]
     if (who is not None and head in ("favorite", "favourite")) or any(
             c.lower_ in ("favorite", "favourite") for c in subject_token.lefts):
@@ -412,7 +412,8 @@ def _attribute(subject_token: Token, subject: Party | None, attr: Token, gate: f
     attr_owner = owner(attr)
     if relation is not None and attr_owner is not None:
         return _related(subject, relation, attr, attr_owner, gate, negative)  # "Tom is Priya's brother"
-    if named is not None and subject.text == SELF and named.type in ("person", None) and attr.pos_ == "PROPN":
+    if named is not None and subject.text == SELF and named.type in ("person", None) and attr.pos_ == "PROPN" and not any(
+            c.dep_ == "acomp" for c in attr.head.children):  # "I'm Joey", not "I'm tired today, Casey here"
         return [_statement(subject, "name", Party(named.text, None, False), 0.8 * gate, negative=negative)]
     if attr.pos_ == "NUM" and subject.type in ("person", None) and attr.like_num and not any(
             c.dep_ not in ("npadvmod", "amod", "advmod") for c in attr.children):

@@ -50,6 +50,9 @@ def denied(text: str) -> list[Row]:
     ("My favourite band is Queens of the Stone Age.", [(SELF, "favorite_band", "Queens of the Stone Age")]),
     ("I have a dog named Rex.", [(SELF, "has_dog", "Rex")]),
     ("We adopted a dog.", [(SELF, "adopt", "dog")]),
+    ("Gina added some dance-inspired items.", [("Gina", "add", "dance-inspired items")]),
+    ("I'm expanding my dance studio's social media presence.", [
+        (SELF, "expand", "my dance studio's social media presence")]),
     ("I live in Porto, by the river.", [(SELF, "lives_in", "Porto")]),
     # third person
     ("Kalani Brandt lives in Cork.", [("Kalani Brandt", "lives_in", "Cork")]),
@@ -99,6 +102,7 @@ def test_a_negated_statement_is_denied_never_stated(text: str, expected: list[Ro
     "Do I live in Lisbon?", "Where do I live", "Is Ana a nurse?", "If I lived in Paris I would be happy.",
     "I would love to live in Rome.", "I used to live in Oslo as a kid.", "I want to work at Google.",
     "Hi! How are you? Thanks, that sounds great.", "I'm a bit tired today, Dana here.", "Well, our names really are Monica and Chandler.",
+    "I'm the one who called.",
     "I like your suggestion, thanks.", "I married a lesbian.", "I work at that massage place.",
     "Oh, I'm one of the students.", "Sam is my favorite person.", "He said that.", "It is raining.", "Music makes me happy.", "",
 ])

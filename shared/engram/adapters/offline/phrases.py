@@ -54,7 +54,7 @@ fireman nutritionist dermatologist pediatrician neurosurgeon cardiologist radiol
 """.split())
 _OCCUPATION_ENDINGS = ("ologist", "ician", "grapher", "smith", "eer")
 _ARTICLES = frozenset({"a", "an", "the", "some", "any"})
-_LEFT_OUT = frozenset({"relcl", "acl", "appos", "conj", "cc", "punct", "advcl", "neg", "prep", "mark", "case", "predet",
+_LEFT_OUT = frozenset({"relcl", "acl", "appos", "conj", "cc", "punct", "advcl", "neg", "prep", "mark", "predet",
                        "dep", "parataxis", "intj", "meta"})
 _NOT_THINGS = frozenset({"it", "this", "that", "these", "those", "what", "which", "who", "something", "anything",
                          "everything", "nothing", "one", "thing", "stuff", "lot", "bit", "you", "yourself", "him",
@@ -189,8 +189,16 @@ def phrase(token: Token) -> str:
     words.append(token)
     collect(token)
     words.sort(key=lambda t: t.i)
-    text = "".join(t.text_with_ws for t in words).strip()
-    return text.strip("\"'“”‘’ ")
+    text = ""
+    for t, after in zip(words, [*words[1:], None], strict=True):
+        gap = token.doc[t.i + 1:after.i] if after is not None else None
+        if gap is None or not len(gap):
+            text += t.text_with_ws
+        elif all(g.text == "-" and not g.whitespace_ for g in gap) and not t.whitespace_:
+            text += t.text + "-"  # "dance-inspired": the hyphen left out with the punctuation stays in the word
+        else:
+            text += t.text + " "
+    return " ".join(text.split()).strip("\"'“”‘’ ")
 
 
 def object_of(token: Token) -> Party | None:

@@ -415,7 +415,7 @@ def _attribute(subject_token: Token, subject: Party | None, attr: Token, gate: f
     if named is not None and subject.text == SELF and named.type in ("person", None) and attr.pos_ == "PROPN" and not any(
             c.dep_ == "acomp" for c in attr.head.children):  # "I'm Joey", not "I'm tired today, Casey here"
         return [_statement(subject, "name", Party(named.text, None, False), 0.8 * gate, negative=negative)]
-    if attr.pos_ == "NUM" and subject.type in ("person", None) and attr.like_num and not any(
+    if attr.pos_ == "NUM" and subject.type in ("person", None) and attr.like_num and attr.lower_ != "one" and not any(
             c.dep_ not in ("npadvmod", "amod", "advmod") for c in attr.children):
         return [_statement(subject, "age", Party(attr.text, None, False), 0.8 * gate, negative=negative)]
     if attr.pos_ == "NOUN" and is_occupation(attr) and any(

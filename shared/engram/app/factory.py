@@ -70,7 +70,9 @@ def build_llm(settings: Settings) -> LLM:
         from engram.adapters.secrets import api_key
 
         settings = settings.model_copy(update={"anthropic_api_key": api_key(settings.anthropic_api_key_secret_arn)})
-    return build(settings)
+    from engram.adapters.engine_first import engine_first
+
+    return engine_first(build(settings))  # the language engine reads first; the model only what it cannot
 
 
 def build_workflows(settings: Settings) -> Workflows:

@@ -71,6 +71,8 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
     cap = h.extract.max_confidence
+    if triple.negated:
+        return None  # a stated end is no new fact (closing the fact it ends is the lifecycle's)
     subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
         return None

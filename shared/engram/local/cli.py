@@ -120,6 +120,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="ingest into a temporary directory, kept nowhere")
     p.add_argument("--held-out", default="conv-42,conv-43",
                    help="conversations reported apart as never tuned on (default %(default)s)")
+    p = benches.add_parser("relations", help="DialogRE relations extracted by the offline model, next to the regex "
+                                             "extractor")
+    p.set_defaults(run=_bench_relations)
+    p.add_argument("--dataset", type=Path, required=True, help="a DialogRE file (dev.json format)")
+    p.add_argument("--out", type=Path, required=True, help="directory for relations.json")
     p = benches.add_parser("latency", help="fused search latency at N memories in one world, next to a bare top-k")
     p.set_defaults(run=_bench_latency)
     p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
@@ -215,6 +220,15 @@ def _bench_retrieval(args: argparse.Namespace) -> int:
                   progress=ConsoleProgress(prefix="engram: "))
     print(table(outcome.document))
     print(f"(written to {', '.join(str(p) for p in [args.out / 'retrieval.json', *outcome.plots])})")
+    return 0
+
+
+def _bench_relations(args: argparse.Namespace) -> int:
+    from engram.bench.relations import run, table
+
+    document = run(args.dataset, args.out)
+    print(table(document))
+    print(f"(written to {args.out / 'relations.json'})")
     return 0
 
 

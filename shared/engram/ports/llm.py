@@ -55,6 +55,8 @@ class ExtractedTriple(BaseModel):
     # The entity types the reader saw (person, organization, place, date, thing); None: not read.
     subject_type: str | None = Field(default=None, max_length=40)
     object_type: str | None = Field(default=None, max_length=40)
+    # Said not to hold ("I no longer live in Lisbon", "Porto, not Lisbon"): it ends a fact, never states one.
+    negated: bool = False
 
     @field_validator("predicate")
     @classmethod

@@ -1,4 +1,4 @@
-"""The offline heuristic model: rule-based extraction, extractive answers and summaries.
+"""The offline heuristic model: extraction by dependency parse (spaCy), extractive answers and summaries.
 
 It exists so the whole system runs and is testable with no key and no network. It is named as
 what it is (`offline-heuristic`) in every response and is never presented as an LLM.
@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 from engram.adapters.offline.coreference import CoreferenceRules, link_reference
 from engram.adapters.offline.research import clauses, coverage
-from engram.adapters.offline.statements import SELF, statements
+from engram.adapters.offline.statements import SELF
+from engram.adapters.offline.understanding import understand
+from engram.adapters.spacy_engine import shared_engine
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
 from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
@@ -64,11 +66,10 @@ class OfflineLLM:
                 predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
         as_ontology = PredicateMap(predicates)  # "I live in" is the rules' lives_in, the ontology's if it says so
         triples = []
-        for event in events:
-            if event.role != "user":
-                continue
+        users = [e for e in events if e.role == "user"]
+        for event, doc in zip(users, shared_engine().docs([e.content for e in users]), strict=True):
             speaker = event.speaker or "user"
-            for s in statements(event.content):
+            for s in understand(doc):
                 triples.append(ExtractedTriple(
                     subject=speaker if s.subject == SELF else s.subject,
                     predicate=as_ontology(s.predicate),
@@ -77,6 +78,9 @@ class OfflineLLM:
                     confidence=s.confidence,
                     event_id=event.event_id,
                     valid_from=ground(s.when, event.occurred_at) or event.occurred_at,
+                    subject_type=s.subject_type,
+                    object_type=s.object_type,
+                    negated=s.negated,
                 ))
         when = {e.event_id: e.occurred_at for e in events}
         coreferences = []

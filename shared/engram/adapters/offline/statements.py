@@ -19,6 +19,9 @@ class Statement:
     object_is_entity: bool
     confidence: float
     when: str | None = None  # the sentence's date expression ("last year"), grounded by the caller
+    subject_type: str | None = None  # person, organization, place, date, thing; None: not read
+    object_type: str | None = None
+    negated: bool = False  # said not to hold ("I no longer live in Lisbon"): never a positive fact
 
 
 _OBJ = r"(?P<obj>[^.,;!?]+?)"

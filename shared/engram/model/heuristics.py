@@ -109,6 +109,11 @@ class ExtractHeuristics(_Section):
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
     conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps
+    # Words that say a single-valued fact changed: the new value then supersedes the old one from when it was said.
+    conflict_change_phrases: tuple[str, ...] = (
+        "moved", "moving", "relocated", "now", "nowadays", "these days", "currently", "no longer", "anymore",
+        "update", "changed", "switched", "new job", "started", "joined", "left", "quit", "got married", "remarried",
+        "divorced", "became", "promoted", "since then", "any more")
     cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
 

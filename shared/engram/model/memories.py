@@ -15,8 +15,10 @@ ConflictStatus = Literal["open", "resolved"]
 # Where a fact comes from: the speaker about themselves, the speaker about someone else, the world's domain database.
 FactSource = Literal["user", "reported", "domain"]
 ConflictKind = Literal["same_predicate", "cross_predicate"]
-# ask_user: left open for the user; the others settled by the rules (a correction is the user's own answer).
-ConflictStrategy = Literal["trust_domain_database", "correction", "confidence_gap", "recency_gap", "ask_user"]
+# ask_user: left open for the user; the others settled by the rules (a correction is the user's own answer, a
+# change a new value said to replace the old, history an older value that the current one followed).
+ConflictStrategy = Literal["trust_domain_database", "correction", "confidence_gap", "recency_gap", "change", "history",
+                           "ask_user"]
 
 
 class EpisodeEntity(Frozen):

@@ -1,0 +1,166 @@
+"""Facts over time, on in-memory fakes: a new value of a single-valued predicate said to replace the old one
+closes the old one's valid time (first and third person alike), older news becomes history instead of the
+current value, and a stated end closes a fact without a new one. Each settled change is a resolved conflict
+that keeps both statements."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from engram.enrichment.extract import ExtractPorts, extract_events
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import resolve_events, user_entity
+from engram.model.heuristics import DEFAULT_HEURISTICS
+from engram.model.memories import SemanticMemory
+from engram.model.world import World
+from engram.rules.conflicts import Side, decide, older_news, states_change
+from tests.fakes.conversations import T0, said
+from tests.fakes.ports import FakePorts
+from tests.fakes.readings import ReadingLLM
+
+WORLD = World("w1")
+PHRASES = DEFAULT_HEURISTICS.extract.conflict_change_phrases
+_batch = iter(range(1, 1000))
+
+
+def _say(fakes: FakePorts, *turns: str, days: float = 0) -> dict[str, int]:
+    request = said(*turns, first=next(_batch) * 10, start=T0 + timedelta(days=days))
+    ingest_events(fakes, WORLD, request)
+    ids = [e.event_id for e in request.events if e.event_id]
+    resolve_events(fakes, WORLD, ids)
+    ports: ExtractPorts = fakes
+    return extract_events(ports, WORLD, ids)
+
+
+def _reading(readings: Mapping[str, Sequence[Mapping[str, Any]]]) -> FakePorts:
+    return FakePorts(llm=ReadingLLM(readings))
+
+
+def _facts(fakes: FakePorts, subject: str, predicate: str) -> dict[str, SemanticMemory]:
+    entity = fakes.store.find_entity_by_name("w1", subject) or user_entity(fakes, "w1", subject)
+    return {f.object_value: f for f in fakes.store.find_facts("w1", entity.entity_id, predicate,
+                                                               ("active", "superseded"))}
+
+
+KALANI = {
+    "Kalani lives in Cork.": [{"subject": "Kalani", "predicate": "lives_in", "object": "Cork",
+                               "object_is_entity": True, "confidence": 0.9}],
+    "Update: Kalani moved and now lives in Porto.": [{"subject": "Kalani", "predicate": "lives_in",
+                                                       "object": "Porto", "object_is_entity": True, "confidence": 0.9}],
+}
+
+
+def test_a_third_person_move_supersedes_the_old_place_and_closes_its_valid_time() -> None:
+    fakes = _reading(KALANI)
+    _say(fakes, "Kalani lives in Cork.")
+    counts = _say(fakes, "Update: Kalani moved and now lives in Porto.", days=3)
+    by_value = _facts(fakes, "Kalani", "lives_in")
+    assert (by_value["Porto"].status, by_value["Cork"].status) == ("active", "superseded")
+    assert by_value["Cork"].valid_to == by_value["Porto"].valid_from == T0 + timedelta(days=3)
+    [conflict] = fakes.store.list_conflicts("w1", None)
+    assert (conflict.status, conflict.strategy, conflict.resolved_by, conflict.winner_memory_id) == \
+        ("resolved", "change", "rules", by_value["Porto"].memory_id)
+    assert (conflict.memory_id, conflict.conflicting_memory_id) == (by_value["Cork"].memory_id,
+                                                                    by_value["Porto"].memory_id)
+    assert counts["conflicts"] == 1 and counts["conflicts_open"] == 0
+    cork = fakes.store.find_entity_by_name("w1", "Cork")
+    assert cork is not None and fakes.store.relationships("w1", cork.entity_id, 1) == []  # its edge went with it
+
+
+def test_a_first_person_move_read_by_the_offline_model_is_a_change() -> None:
+    fakes = FakePorts()
+    _say(fakes, "I live in Lisbon.")
+    _say(fakes, "I moved to Porto.", days=5)
+    by_value = _facts(fakes, "dana", "lives_in")
+    assert (by_value["Porto"].status, by_value["Lisbon"].status) == ("active", "superseded")
+    [conflict] = fakes.store.list_conflicts("w1", "resolved")
+    assert conflict.strategy == "change"
+
+
+def test_without_a_word_of_change_a_close_contradiction_still_asks_the_user() -> None:
+    fakes = FakePorts()
+    _say(fakes, "I work at Acme.")
+    _say(fakes, "I work at Globex.", days=3)
+    assert {f.status for f in _facts(fakes, "dana", "works_at").values()} == {"active"}
+    [conflict] = fakes.store.list_conflicts("w1", "open")
+    assert conflict.strategy == "ask_user"
+
+
+def test_older_news_becomes_history_and_never_the_current_value() -> None:
+    fakes = _reading({"Back in 2019 I moved to Cork.": [{"subject": "__speaker__", "predicate": "lives_in",
+                                                         "object": "Cork", "valid_from": "2019-05-01"}]})
+    _say(fakes, "I live in Porto.")
+    _say(fakes, "Back in 2019 I moved to Cork.", days=2)  # said later, true earlier; "moved" does not make it new
+    by_value = _facts(fakes, "dana", "lives_in")
+    porto, cork = by_value["Porto"], by_value["Cork"]
+    assert (porto.status, porto.valid_to) == ("active", None)
+    assert (cork.status, cork.valid_from, cork.valid_to) == ("superseded", datetime(2019, 5, 1, tzinfo=UTC),
+                                                             porto.valid_from)
+    [conflict] = fakes.store.list_conflicts("w1", "resolved")
+    assert (conflict.strategy, conflict.winner_memory_id) == ("history", porto.memory_id)
+
+
+def test_older_news_ends_where_the_next_known_value_began() -> None:
+    fakes = _reading({"I lived in Lisbon in 2015.": [{"subject": "__speaker__", "predicate": "lives_in",
+                                                      "object": "Lisbon", "valid_from": "2015-01-01"}],
+                      "In 2019 I moved to Cork.": [{"subject": "__speaker__", "predicate": "lives_in",
+                                                    "object": "Cork", "valid_from": "2019-01-01"}]})
+    _say(fakes, "In 2019 I moved to Cork.")
+    _say(fakes, "I moved to Porto.", days=1)
+    _say(fakes, "I lived in Lisbon in 2015.", days=2)
+    by_value = _facts(fakes, "dana", "lives_in")
+    assert by_value["Porto"].status == "active"
+    assert by_value["Lisbon"].valid_to == by_value["Cork"].valid_from  # not Porto's: Cork came between
+
+
+def test_a_stated_end_closes_the_fact_without_a_new_value() -> None:
+    ended = [{"subject": "__speaker__", "predicate": "works_at", "object": "Acme", "negated": True}]
+    fakes = _reading({"I no longer work at Acme.": ended, "I never worked at Globex.":
+                      [{**ended[0], "object": "Globex"}]})
+    _say(fakes, "I work at Acme.")
+    counts = _say(fakes, "I no longer work at Acme.", "I never worked at Globex.", days=4)
+    [acme] = _facts(fakes, "dana", "works_at").values()
+    assert (acme.status, acme.valid_to) == ("superseded", T0 + timedelta(days=4))
+    assert counts["facts_closed"] == 1 and counts["facts_created"] == 0  # Globex: nothing held, nothing made
+    assert fakes.store.list_conflicts("w1", None) == []
+    entity = fakes.store.find_entity_by_name("w1", "Acme")
+    assert entity is not None and fakes.store.relationships("w1", entity.entity_id, 1) == []
+
+
+def test_a_stated_end_before_the_value_began_closes_nothing() -> None:
+    fakes = _reading({"I no longer work at Acme.": [{"subject": "__speaker__", "predicate": "works_at",
+                                                     "object": "Acme", "negated": True}]})
+    _say(fakes, "I no longer work at Acme.")
+    _say(fakes, "I work at Acme.", days=1)  # a later start: the earlier end does not reach it
+    [acme] = _facts(fakes, "dana", "works_at").values()
+    assert acme.status == "active"
+
+
+# ---------------------------------------------------------------- the pure rules
+def _side(days: float, *, change: bool = False, confidence: float = 0.9, source: str = "user") -> Side:
+    return Side(confidence, source, T0 + timedelta(days=days), is_change=change)  # type: ignore[arg-type]
+
+
+def test_a_stated_change_settles_what_would_otherwise_be_asked() -> None:
+    assert decide(_side(0), _side(3), confidence_gap=0.3, recency_gap_days=60).strategy == "ask_user"
+    changed = decide(_side(0), _side(3, change=True), confidence_gap=0.3, recency_gap_days=60)
+    assert (changed.strategy, changed.winner) == ("change", "new")
+    hedged = decide(_side(0), _side(3, change=True, confidence=0.5), confidence_gap=0.3, recency_gap_days=60)
+    assert (hedged.strategy, hedged.winner) == ("confidence_gap", "old")  # "I think she moved" is not enough
+
+
+def test_only_a_value_that_began_earlier_is_older_news() -> None:
+    decision = older_news(_side(10), _side(2))
+    assert decision is not None and (decision.strategy, decision.winner) == ("history", "old")
+    assert older_news(_side(10), _side(10)) is None and older_news(_side(2), _side(10)) is None
+    assert older_news(_side(10, source="domain"), _side(2)) is None  # the domain database's own rule decides
+
+
+def test_words_of_change_are_read_as_whole_words() -> None:
+    assert states_change("Update: Kalani moved and now lives in Porto.", PHRASES)
+    assert states_change("I no longer live there; I live in Porto", PHRASES)
+    assert not states_change("I live in Porto.", PHRASES)
+    assert not states_change("Kalani knows Porto well.", PHRASES)  # "now" inside "knows" is no word of change
+    assert not states_change("I moved to Porto.", ())

@@ -15,8 +15,9 @@ from engram.enrichment.resolve import resolve_events, user_entity
 from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.memories import SemanticMemory
 from engram.model.world import World
+from engram.retrieval.search import SearchPorts, search
 from engram.rules.conflicts import Side, decide, older_news, states_change
-from tests.fakes.conversations import T0, said
+from tests.fakes.conversations import T0, remember, said
 from tests.fakes.ports import FakePorts
 from tests.fakes.readings import ReadingLLM
 
@@ -136,6 +137,22 @@ def test_a_stated_end_before_the_value_began_closes_nothing() -> None:
     _say(fakes, "I work at Acme.", days=1)  # a later start: the earlier end does not reach it
     [acme] = _facts(fakes, "dana", "works_at").values()
     assert acme.status == "active"
+
+
+# ---------------------------------------------------------------- as of a past time
+def test_a_search_as_of_before_a_move_finds_the_old_place_and_nothing_said_after() -> None:
+    fakes = FakePorts()
+    remember(fakes, WORLD, said("I live in Lisbon.", prefix="a"))
+    remember(fakes, WORLD, said("I moved to Porto.", start=T0 + timedelta(days=30), prefix="b"))
+    ports: SearchPorts = fakes
+    before = search(ports, WORLD, "lives in", user_id="dana", as_of=T0 + timedelta(days=10))
+    assert [h.text for h in before.hits if h.kind == "semantic"] == ["dana lives in Lisbon"]  # superseded since
+    assert all(h.occurred_at is None or h.occurred_at <= T0 + timedelta(days=10) for h in before.hits)
+    assert "b1" not in [h.doc_id for h in before.hits]  # the move was not said yet
+    now = search(ports, WORLD, "lives in", user_id="dana")
+    assert [h.text for h in now.hits if h.kind == "semantic"] == ["dana lives in Porto"]
+    earlier = search(ports, WORLD, "lives in", user_id="dana", as_of=T0 - timedelta(days=1))
+    assert [h for h in earlier.hits if h.kind != "entity"] == []  # nothing was known yet
 
 
 # ---------------------------------------------------------------- the pure rules

@@ -105,7 +105,8 @@ class ExtractHeuristics(_Section):
     fact_source_weights: dict[str, float] = {"user": 1.0, "reported": 0.9, "domain": 1.0}
     # Predicates that hold one value at a time: a different object is a conflict, not a second fact.
     single_valued_predicates: tuple[str, ...] = ("name", "lives_in", "works_at", "works_as", "age", "birthday",
-                                                 "married_to", "favorite_color", "favorite_food")
+                                                 "married_to", "is_married_to", "spouse", "favorite_color",
+                                                 "favorite_food")
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
     conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps

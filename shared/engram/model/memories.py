@@ -89,6 +89,12 @@ class SemanticMemory(Record):
     def statement(self, subject_name: str) -> str:
         return f"{subject_name} {self.predicate.replace('_', ' ')} {self.object_value}"
 
+    def holds_at(self, at: datetime) -> bool:
+        """Whether memory held it true at `at`: begun by then (its valid_from, else when it was recorded), not
+        ended by then, not forgotten (archived)."""
+        return (self.status != "archived" and (self.valid_from or self.created_at) <= at
+                and (self.valid_to is None or self.valid_to > at))
+
 
 class OntologyPredicate(Frozen):
     """A predicate of the world's ontology (a `domain_ontology` row of kind 'predicate'): the name facts are
@@ -144,6 +150,29 @@ class ExplainedFact(SemanticMemory):
 
     effective_confidence: float
     explanation: ConfidenceExplanation
+
+
+class FactVersion(ExplainedFact):
+    """One value in a fact's history, as read, and how it ended: the fact that replaced it and the resolved
+    conflict that closed it (both None while it holds, while its conflict is open, or after a stated end)."""
+
+    superseded_by: str | None = None
+    closed_by: MemoryConflict | None = None
+
+
+class FactHistory(Frozen):
+    """The values one user's fact about one subject and predicate has had, in the order they became true (each
+    with valid_from, valid_to and status), which hold now, and every conflict between them."""
+
+    world_id: str
+    memory_id: str  # the fact asked about
+    user_id: str
+    subject_entity_id: str
+    subject: str
+    predicate: str
+    current: list[str] = Field(default_factory=list)  # the active values' memory ids (two while a conflict is open)
+    versions: list[FactVersion] = Field(default_factory=list)
+    conflicts: list[MemoryConflict] = Field(default_factory=list)
 
 
 class ConflictDetail(MemoryConflict):

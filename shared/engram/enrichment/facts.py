@@ -5,6 +5,7 @@ stated end ("I no longer work at X", a negated triple) closes the fact without a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
@@ -124,7 +125,8 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     conflicts: list[MemoryConflict] = []
     if triple.predicate in h.extract.single_valued_predicates:
         correction = classify(event.content) == "correction"
-        change = states_change(event.content, h.extract.conflict_change_phrases)
+        # Words of the value itself say nothing of a change ("New Zealand", "Started Ltd").
+        change = states_change(_without(event.content, triple.object), h.extract.conflict_change_phrases)
         for old in active:
             loser, conflict = _settle(old, fact, "same_predicate", correction, h, now, is_change=change)
             conflicts.append(conflict)
@@ -236,6 +238,11 @@ def close_facts(clients: FactPorts, world_id: str, event: StoredEvent, triple: E
     for f in closed:
         clients.store.drop_relationship_source(world_id, f.memory_id)
     return closed[0]
+
+
+def _without(text: str, value: str) -> str:
+    """The text with the value's words taken out, in any case."""
+    return re.sub(re.escape(value), " ", text, flags=re.I) if value.strip() else text
 
 
 def _valid_at(fact: SemanticMemory) -> datetime:

@@ -112,9 +112,10 @@ class ExtractHeuristics(_Section):
     conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps
     # Words that say a single-valued fact changed: the new value then supersedes the old one from when it was said.
     conflict_change_phrases: tuple[str, ...] = (
-        "moved", "moving", "relocated", "now", "nowadays", "these days", "currently", "no longer", "anymore",
-        "update", "changed", "switched", "new job", "started", "joined", "left", "quit", "got married", "remarried",
-        "divorced", "became", "promoted", "since then", "any more")
+        "moved", "moving", "relocated", "transferred", "now", "nowadays", "these days", "currently", "no longer",
+        "anymore", "any more", "update", "changed", "switched", "started", "joined", "left", "quit", "hired",
+        "got a job", "took a job", "new job", "new place", "new home", "new house", "new apartment", "new flat",
+        "recently", "since", "as of", "got married", "remarried", "divorced", "became", "promoted", "turned")
     cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
 

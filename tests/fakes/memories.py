@@ -29,9 +29,10 @@ class InMemoryMemoryStore:
         return [copy(f) for f in sorted(facts, key=lambda f: f.created_at)]
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None, as_of: datetime | None = None) -> list[SemanticMemory]:
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
         facts = [f for f in self.t.of_world(self.t.facts, world_id)
-                 if (f.status == "active" if as_of is None else f.holds_at(as_of))
+                 if (f.status in statuses if as_of is None else f.holds_at(as_of))
                  and (f.subject_entity_id in entity_ids or f.object_entity_id in entity_ids)
                  and user_id in (None, f.user_id)]
         return [copy(f) for f in sorted(facts, key=lambda f: (-f.confidence, f.created_at))[:limit]]

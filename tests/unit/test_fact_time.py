@@ -12,9 +12,11 @@ from typing import Any
 from engram.enrichment.extract import ExtractPorts, extract_events
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import resolve_events, user_entity
+from engram.model.context import QueryContext
 from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.memories import SemanticMemory
 from engram.model.world import World
+from engram.query.capabilities import CapabilityPorts, EntityTimeline, timeline
 from engram.retrieval.search import SearchPorts, search
 from engram.rules.conflicts import Side, decide, older_news, states_change
 from tests.fakes.conversations import T0, remember, said
@@ -153,6 +155,23 @@ def test_a_search_as_of_before_a_move_finds_the_old_place_and_nothing_said_after
     assert [h.text for h in now.hits if h.kind == "semantic"] == ["dana lives in Porto"]
     earlier = search(ports, WORLD, "lives in", user_id="dana", as_of=T0 - timedelta(days=1))
     assert [h for h in earlier.hits if h.kind != "entity"] == []  # nothing was known yet
+
+
+def test_an_entitys_timeline_shows_a_replaced_value_with_until_when_it_held() -> None:
+    fakes = FakePorts()
+    remember(fakes, WORLD, said("I live in Lisbon.", prefix="a"))
+    remember(fakes, WORLD, said("I moved to Porto.", start=T0 + timedelta(days=30), prefix="b"))
+    dana = user_entity(fakes, "w1", "dana").entity_id
+    ports: CapabilityPorts = fakes
+    ask = EntityTimeline(capability="get_entity_timeline", entity_id=dana)
+    today = QueryContext(query_id="q", world_id="w1", question="Where did I live?")
+    assert [i.text.split(" (")[0] for i in timeline(ports, WORLD, today, "dana", ask)] == [
+        "dana lives in Lisbon", "dana lives in Porto"]  # in the order they became true
+    lisbon, porto = timeline(ports, WORLD, today, "dana", ask)
+    assert "held from 2026-03-01 until 2026-03-31, since replaced" in lisbon.text and "replaced" not in porto.text
+    then = QueryContext(query_id="q", world_id="w1", question="Where did I live?", as_of=T0 + timedelta(days=1))
+    [held] = timeline(ports, WORLD, then, "dana", ask)
+    assert held.text.startswith("dana lives in Lisbon") and "replaced" not in held.text  # as of then, it holds
 
 
 # ---------------------------------------------------------------- the pure rules

@@ -19,9 +19,10 @@ class MemoryStore(Protocol):
         """A subject's facts (of one predicate), oldest first; `user_id`'s only when given."""
         ...
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None, as_of: datetime | None = None) -> list[SemanticMemory]:
-        """Active facts about the entities (as subject or object), strongest first; `user_id`'s only when given;
-        with `as_of`, the facts true then (begun by then, not ended by then, not archived) instead."""
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+        """Facts of the statuses (active) about the entities (as subject or object), strongest first; `user_id`'s
+        only when given; with `as_of`, the facts true then (begun by then, not ended by then, not archived)."""
         ...
     def memory_conflicts(self, world_id: str, memory_ids: Sequence[str]) -> list[MemoryConflict]:
         """The conflicts naming any of the facts, on either side, oldest first."""

@@ -31,7 +31,8 @@ class CapabilityStore(SearchStore, RelationshipStore, EventStore, QueryStore, Pr
     definitions, and a user's facts about an entity (of `MemoryStore`)."""
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None, as_of: datetime | None = None) -> list[SemanticMemory]: ...
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]: ...
 
 
 class CapabilityPorts(Protocol):
@@ -236,11 +237,12 @@ def conversation_turns(clients: CapabilityPorts, world: World, context: QueryCon
 
 
 def timeline(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: EntityTimeline) -> list[ContextItem]:
-    """The entity's facts the asking user may read, in the order they became true."""
+    """The entity's facts the asking user may read, in the order they became true: the values since replaced
+    too, each saying until when it held (as of a past time: those true then)."""
     facts = clients.store.facts_about(context.world_id, [request.entity_id], request.limit, user_id=user_id,
-                                      as_of=context.as_of)
+                                      as_of=context.as_of, statuses=("active", "superseded"))
     facts.sort(key=lambda f: f.valid_from or f.created_at)
-    return fact_items(clients, context.world_id, facts)
+    return fact_items(clients, context.world_id, facts, as_of=context.as_of)
 
 
 def path_between(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: FindPath) -> list[ContextItem]:
@@ -311,12 +313,22 @@ def relationship_items(clients: CapabilityPorts, world_id: str, edges: Sequence[
                         entity_ids=[r.source_entity_id, r.target_entity_id]) for r in edges]
 
 
-def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemory]) -> list[ContextItem]:
+def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemory], *,
+               as_of: datetime | None = None) -> list[ContextItem]:
+    """Facts as context items; a value since replaced says until when it held (unless read as of a time it held)."""
     names = _names(clients, world_id, [f.subject_entity_id for f in facts])
     return [ContextItem(kind="semantic", id=f.memory_id, score=f.confidence, occurred_at=f.valid_from,
                         text=f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} "
-                             f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)})",
+                             f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)}{_held(f, as_of)})",
                         entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i]) for f in facts]
+
+
+def _held(fact: SemanticMemory, as_of: datetime | None) -> str:
+    """How long a value no longer held did hold: said in its item, so that no one reads it as current."""
+    if fact.status == "active" or fact.valid_to is None or (as_of is not None and fact.holds_at(as_of)):
+        return ""
+    since = f"from {fact.valid_from:%Y-%m-%d} " if fact.valid_from else ""
+    return f"; held {since}until {fact.valid_to:%Y-%m-%d}, since replaced"
 
 
 def _names(clients: CapabilityPorts, world_id: str, ids: Sequence[str]) -> dict[str, str]:

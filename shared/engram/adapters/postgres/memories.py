@@ -126,16 +126,17 @@ class MemoryRepo(PostgresBase):
             return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None, as_of: datetime | None = None) -> list[SemanticMemory]:
-        """Active facts (`user_id`'s when given) whose subject or object is one of the entities, strongest first;
-        with `as_of`, the facts true then instead, superseded ones included."""
-        held = VALID_AT.format(m="") if as_of is not None else "status = 'active'"
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+        """Facts of the statuses (`user_id`'s when given) whose subject or object is one of the entities, strongest
+        first; with `as_of`, the facts true then instead, superseded ones included."""
+        held = VALID_AT.format(m="") if as_of is not None else "status = ANY(%(s)s)"
         with self.tx(world_id) as cur:
             cur.execute(
                 f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %(w)s AND {held} AND "
                 "(subject_entity_id = ANY(%(e)s) OR object_entity_id = ANY(%(e)s)) "
                 "AND (%(u)s::text IS NULL OR user_id = %(u)s) ORDER BY confidence DESC, created_at LIMIT %(k)s",
-                {"w": world_id, "e": list(entity_ids), "u": user_id, "k": limit, "at": as_of},
+                {"w": world_id, "e": list(entity_ids), "u": user_id, "k": limit, "at": as_of, "s": list(statuses)},
             )
             return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
 

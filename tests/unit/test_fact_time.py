@@ -185,6 +185,8 @@ def test_a_stated_change_settles_what_would_otherwise_be_asked() -> None:
     assert (changed.strategy, changed.winner) == ("change", "new")
     hedged = decide(_side(0), _side(3, change=True, confidence=0.5), confidence_gap=0.3, recency_gap_days=60)
     assert (hedged.strategy, hedged.winner) == ("confidence_gap", "old")  # "I think she moved" is not enough
+    same_time = decide(_side(3), _side(3, change=True), confidence_gap=0.3, recency_gap_days=60)
+    assert same_time.strategy == "ask_user"  # "moved from Cork to Porto" read as two values at once: not a change
 
 
 def test_only_a_value_that_began_earlier_is_older_news() -> None:

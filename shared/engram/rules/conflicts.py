@@ -57,7 +57,8 @@ def decide(old: Side, new: Side, *, confidence_gap: float, recency_gap_days: flo
                         f"{days:.0f} days apart: the more recent holds")
     if corrected:
         return Decision("correction", "new", "the user corrected the earlier statement")
-    if new.is_change and not old.is_change and new.valid_at >= old.valid_at:
+    # Strictly later: two values read from one statement at one time are no change of one into the other.
+    if new.is_change and not old.is_change and new.valid_at > old.valid_at:
         return Decision("change", "new", "the statement says the value changed: the new one holds from then")
     return Decision("ask_user", None, "no rule decides: the user is asked")
 

@@ -74,14 +74,13 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
     cap = h.extract.max_confidence
+    if triple.negated:  # a stated end is no new fact: it closes the fact it ends
+        return close_facts(clients, world_id, event, triple, counts, names)
     subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
         return None
     object_id = names.entity_for(clients, event, triple.object) if triple.object_is_entity else None
     speaker_id = names.scope.user_entity_id(clients, event.user_id)
-    if triple.negated:
-        return close_facts(clients, world_id, event, triple, subject_id, counts,
-                           names.by_event.get((event.event_id, triple.object.lower())))
     if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
                                     user_id=None, confidence=min(cap, triple.confidence), source="user",
@@ -219,12 +218,16 @@ def relate_fact(clients: FactPorts, fact: SemanticMemory, event_id: str, now: da
         evidence_event_ids=[event_id], created_at=now, source_memory_ids=[fact.memory_id]))
 
 
-def close_facts(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple, subject_id: str,
-                counts: dict[str, int], object_id: str | None = None) -> SemanticMemory | None:
+def close_facts(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple,
+                counts: dict[str, int], names: MentionNames) -> SemanticMemory | None:
     """A stated end ("I no longer work at Acme"): the speaker's active facts of that subject, predicate and value
     (its words, or the entity the event's mention of it was resolved to) that began before it are closed
     (superseded, valid until the end), with no new value. Returns the first closed (None when nothing held).
     A re-run finds them closed already and changes nothing."""
+    subject_id = names.entity_for(clients, event, triple.subject)
+    if subject_id is None:
+        return None
+    object_id = names.by_event.get((event.event_id, triple.object.lower()))  # resolved, never created, for an end
     ended = triple.valid_from or event.occurred_at
     closed = [f for f in clients.store.find_facts(world_id, subject_id, triple.predicate, user_id=event.user_id)
               if (_same_value(f.object_value, triple.object) or (object_id and f.object_entity_id == object_id))

@@ -55,7 +55,7 @@ class ExtractedTriple(BaseModel):
     # The entity types the reader saw (person, organization, place, date, thing); None: not read.
     subject_type: str | None = Field(default=None, max_length=40)
     object_type: str | None = Field(default=None, max_length=40)
-    # A stated end ("I no longer work at Acme"): closes the fact with this value, states no new one.
+    # Said not to hold ("I no longer live in Lisbon", "Porto, not Lisbon"): it ends a fact, never states one.
     negated: bool = False
 
     @field_validator("predicate")

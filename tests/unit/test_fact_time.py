@@ -105,6 +105,18 @@ def test_older_news_becomes_history_and_never_the_current_value() -> None:
     assert (conflict.strategy, conflict.winner_memory_id) == ("history", porto.memory_id)
 
 
+def test_a_move_dated_a_little_before_an_undated_value_was_said_is_still_a_move() -> None:
+    fakes = _reading({"I relocated to Porto last month.": [{"subject": "__speaker__", "predicate": "lives_in",
+                                                            "object": "Porto", "valid_from": "2026-02-01"}]})
+    _say(fakes, "I live in Cork.")  # said on 03-01, no date of its own: it may have held a while
+    _say(fakes, "I relocated to Porto last month.", days=3)
+    by_value = _facts(fakes, "dana", "lives_in")
+    assert (by_value["Porto"].status, by_value["Cork"].status) == ("active", "superseded")
+    assert by_value["Cork"].valid_to == by_value["Cork"].valid_from  # already outdated when it was said
+    [conflict] = fakes.store.list_conflicts("w1", None)
+    assert conflict.strategy == "change"
+
+
 def test_older_news_ends_where_the_next_known_value_began() -> None:
     fakes = _reading({"I lived in Lisbon in 2015.": [{"subject": "__speaker__", "predicate": "lives_in",
                                                       "object": "Lisbon", "valid_from": "2015-01-01"}],
@@ -194,6 +206,11 @@ def test_only_a_value_that_began_earlier_is_older_news() -> None:
     assert decision is not None and (decision.strategy, decision.winner) == ("history", "old")
     assert older_news(_side(10), _side(10)) is None and older_news(_side(2), _side(10)) is None
     assert older_news(_side(10, source="domain"), _side(2)) is None  # the domain database's own rule decides
+    undated = Side(0.9, "user", T0 + timedelta(days=10), said_at=T0 + timedelta(days=10))
+    assert older_news(undated, _side(2), undated_slack_days=60) is None  # it may have held since before day 2
+    assert older_news(undated, _side(-100), undated_slack_days=60) is not None
+    dated = Side(0.9, "user", T0 + timedelta(days=10), said_at=T0 + timedelta(days=40))  # "since day 10", said later
+    assert older_news(dated, _side(2), undated_slack_days=60) is not None
 
 
 def test_words_of_change_are_read_as_whole_words() -> None:

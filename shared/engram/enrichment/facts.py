@@ -6,7 +6,7 @@ stated end ("I no longer work at X", a negated triple) closes the fact without a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -126,8 +126,12 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
         correction = classify(event.content) == "correction"
         # Words of the value itself say nothing of a change ("New Zealand", "Started Ltd").
         change = states_change(_without(event.content, triple.object), h.extract.conflict_change_phrases)
+        # When each known value was first said: a valid time that is only that is no date of its own.
+        said = {e.event_id: e.occurred_at for e in store.get_events(
+            world_id, [f.source_event_ids[0] for f in active if f.source_event_ids])}
+        said[event.event_id] = event.occurred_at
         for old in active:
-            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now, is_change=change)
+            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now, is_change=change, said=said)
             conflicts.append(conflict)
             if loser is old:
                 superseded.append(old)
@@ -253,21 +257,26 @@ def _valid_at(fact: SemanticMemory) -> datetime:
     return fact.valid_from or fact.created_at
 
 
-def _side(fact: SemanticMemory, is_correction: bool = False, is_change: bool = False) -> Side:
+def _side(fact: SemanticMemory, is_correction: bool = False, is_change: bool = False,
+          said: Mapping[str, datetime] | None = None) -> Side:
+    first = fact.source_event_ids[0] if fact.source_event_ids else None
     return Side(confidence=fact.confidence, source=fact.factors.source if fact.factors else "user",
-                valid_at=_valid_at(fact), is_correction=is_correction, is_change=is_change)
+                valid_at=_valid_at(fact), is_correction=is_correction, is_change=is_change,
+                said_at=(said or {}).get(first) if first else None)
 
 
 def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_correction: bool, h: Heuristics,
-            now: datetime, *, reason: str | None = None, is_change: bool = False
-            ) -> tuple[SemanticMemory | None, MemoryConflict]:
+            now: datetime, *, reason: str | None = None, is_change: bool = False,
+            said: Mapping[str, datetime] | None = None) -> tuple[SemanticMemory | None, MemoryConflict]:
     """Two facts that cannot both hold, settled by the rules (engram.rules.conflicts): the loser is superseded,
     never deleted; with no rule to decide both stay active and the conflict waits for the user. A new value older
     than the current one is history (same predicate only: another predicate's fact is no earlier value of it).
     Returns the loser (None when open) and the conflict record. Mutates the loser."""
-    decision: Decision | None = older_news(_side(old), _side(new)) if kind == "same_predicate" else None
+    decision: Decision | None = older_news(
+        _side(old, said=said), _side(new, said=said),
+        undated_slack_days=h.extract.conflict_recency_gap_days) if kind == "same_predicate" else None
     if decision is None:
-        decision = decide(_side(old), _side(new, is_correction, is_change),
+        decision = decide(_side(old, said=said), _side(new, is_correction, is_change, said),
                           confidence_gap=h.extract.conflict_confidence_gap,
                           recency_gap_days=h.extract.conflict_recency_gap_days,
                           correction_first=h.extract.conflict_correction_first)
@@ -280,8 +289,8 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
         return None, conflict
     winner, loser = (new, old) if decision.winner == "new" else (old, new)
     loser.status = "superseded"
-    if loser is old:  # the old value held until the new one became true
-        loser.valid_to = winner.valid_from or now
+    if loser is old:  # the old value held until the new one became true (if it began before: never, once said)
+        loser.valid_to = max(winner.valid_from or now, _valid_at(old))
     elif decision.strategy == "history":  # older news held until the current value began
         loser.valid_to = _valid_at(old)
     else:  # a new value that lost was never believed: its valid time is empty

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
@@ -27,6 +27,7 @@ class Side:
     valid_at: datetime  # when it became true (its valid_from, else when it was stated)
     is_correction: bool = False
     is_change: bool = False  # the statement says the value changed ("moved", "now", "no longer")
+    said_at: datetime | None = None  # when it was first said (None: read as valid_at)
 
 
 @dataclass(frozen=True)
@@ -57,16 +58,21 @@ def decide(old: Side, new: Side, *, confidence_gap: float, recency_gap_days: flo
                         f"{days:.0f} days apart: the more recent holds")
     if corrected:
         return Decision("correction", "new", "the user corrected the earlier statement")
-    # Strictly later: two values read from one statement at one time are no change of one into the other.
-    if new.is_change and not old.is_change and new.valid_at > old.valid_at:
+    # Said strictly later: two values read from one statement at one time are no change of one into the other.
+    if new.is_change and not old.is_change and (new.said_at or new.valid_at) > (old.said_at or old.valid_at):
         return Decision("change", "new", "the statement says the value changed: the new one holds from then")
     return Decision("ask_user", None, "no rule decides: the user is asked")
 
 
-def older_news(current: Side, stated: Side) -> Decision | None:
+def older_news(current: Side, stated: Side, *, undated_slack_days: float = 0.0) -> Decision | None:
     """A value stated now that became true before the current one did is history, not a contradiction: the
-    current value stays, the stated one held until it began. None when the stated value is not older."""
-    if stated.valid_at >= current.valid_at or "domain" in (current.source, stated.source):
+    current value stays, the stated one held until it began. A current value known only from when it was said
+    (no date of its own) may have held a while before: only a value older than that by more than
+    `undated_slack_days` is older news ("I moved to Porto last month" after "I live in Cork" is a move).
+    None when the stated value is not older."""
+    undated = current.said_at is None or current.said_at == current.valid_at
+    slack = timedelta(days=undated_slack_days if undated else 0.0)
+    if stated.valid_at >= current.valid_at - slack or "domain" in (current.source, stated.source):
         return None  # the domain database's value is settled by its own rule
     return Decision("history", "old", f"it held from {stated.valid_at:%Y-%m-%d}, before the current value "
                                       f"(from {current.valid_at:%Y-%m-%d}): kept as history")

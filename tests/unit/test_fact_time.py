@@ -186,6 +186,18 @@ def test_an_entitys_timeline_shows_a_replaced_value_with_until_when_it_held() ->
     assert held.text.startswith("dana lives in Lisbon") and "replaced" not in held.text  # as of then, it holds
 
 
+def test_a_fact_read_as_of_a_time_it_held_is_current_then_and_unknown_before() -> None:
+    fact = SemanticMemory(world_id="w1", memory_id="sem_1", user_id="dana", subject_entity_id="ent_1",
+                          predicate="lives_in", object_value="Lisbon", confidence=0.9, status="superseded",
+                          valid_from=T0, valid_to=T0 + timedelta(days=30), created_at=T0 + timedelta(days=40),
+                          last_validated_at=T0)
+    assert [fact.holds_at(T0 + timedelta(days=d)) for d in (-1, 0, 29, 30)] == [False, True, True, False]
+    then = fact.as_held_at(T0 + timedelta(days=10))
+    assert (then.status, then.valid_to) == ("active", None) and fact.status == "superseded"
+    assert fact.as_held_at(T0 + timedelta(days=31)) is fact and fact.as_held_at(None) is fact
+    assert not fact.model_copy(update={"status": "archived"}).holds_at(T0 + timedelta(days=1))  # forgotten
+
+
 # ---------------------------------------------------------------- the pure rules
 def _side(days: float, *, change: bool = False, confidence: float = 0.9, source: str = "user") -> Side:
     return Side(confidence, source, T0 + timedelta(days=days), is_change=change)  # type: ignore[arg-type]

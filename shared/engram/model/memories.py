@@ -95,6 +95,13 @@ class SemanticMemory(Record):
         return (self.status != "archived" and (self.valid_from or self.created_at) <= at
                 and (self.valid_to is None or self.valid_to > at))
 
+    def as_held_at(self, at: datetime | None) -> SemanticMemory:
+        """The fact as memory held it at `at` (as it is without one): one true then was current then, with no
+        end known yet; what came after is not known then."""
+        if at is None or not self.holds_at(at):
+            return self
+        return self.model_copy(update={"status": "active", "valid_to": None})
+
 
 class OntologyPredicate(Frozen):
     """A predicate of the world's ontology (a `domain_ontology` row of kind 'predicate'): the name facts are

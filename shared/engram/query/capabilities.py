@@ -242,7 +242,7 @@ def timeline(clients: CapabilityPorts, world: World, context: QueryContext, user
     facts = clients.store.facts_about(context.world_id, [request.entity_id], request.limit, user_id=user_id,
                                       as_of=context.as_of, statuses=("active", "superseded"))
     facts.sort(key=lambda f: f.valid_from or f.created_at)
-    return fact_items(clients, context.world_id, facts, as_of=context.as_of)
+    return fact_items(clients, context.world_id, facts, as_of=context.as_of)  # as held then, with an as_of
 
 
 def path_between(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: FindPath) -> list[ContextItem]:
@@ -315,17 +315,19 @@ def relationship_items(clients: CapabilityPorts, world_id: str, edges: Sequence[
 
 def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemory], *,
                as_of: datetime | None = None) -> list[ContextItem]:
-    """Facts as context items; a value since replaced says until when it held (unless read as of a time it held)."""
+    """Facts as context items, as memory held them at `as_of` (now without one): a value since replaced says until
+    when it held."""
+    facts = [f.as_held_at(as_of) for f in facts]
     names = _names(clients, world_id, [f.subject_entity_id for f in facts])
     return [ContextItem(kind="semantic", id=f.memory_id, score=f.confidence, occurred_at=f.valid_from,
                         text=f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} "
-                             f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)}{_held(f, as_of)})",
+                             f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)}{_held(f)})",
                         entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i]) for f in facts]
 
 
-def _held(fact: SemanticMemory, as_of: datetime | None) -> str:
+def _held(fact: SemanticMemory) -> str:
     """How long a value no longer held did hold: said in its item, so that no one reads it as current."""
-    if fact.status == "active" or fact.valid_to is None or (as_of is not None and fact.holds_at(as_of)):
+    if fact.status == "active" or fact.valid_to is None:
         return ""
     since = f"from {fact.valid_from:%Y-%m-%d} " if fact.valid_from else ""
     return f"; held {since}until {fact.valid_to:%Y-%m-%d}, since replaced"

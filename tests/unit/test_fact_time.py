@@ -144,6 +144,18 @@ def test_a_stated_end_closes_the_fact_without_a_new_value() -> None:
     assert entity is not None and fakes.store.relationships("w1", entity.entity_id, 1) == []
 
 
+def test_a_verb_that_ends_a_value_closes_the_fact_with_that_value_and_is_kept_as_its_own() -> None:
+    fakes = _reading({"I quit Acme last week.": [{"subject": "__speaker__", "predicate": "quit", "object": "Acme",
+                                                  "object_is_entity": True, "valid_from": "2026-03-03"}]})
+    _say(fakes, "I work at Acme.")
+    counts = _say(fakes, "I quit Acme last week.", days=8)
+    assert counts["facts_closed"] == 1 and counts["facts_created"] == 1
+    [acme] = _facts(fakes, "dana", "works_at").values()
+    assert (acme.status, acme.valid_to) == ("superseded", datetime(2026, 3, 3, tzinfo=UTC))
+    [quit] = _facts(fakes, "dana", "quit").values()
+    assert quit.status == "active"
+
+
 def test_a_stated_end_before_the_value_began_closes_nothing() -> None:
     fakes = _reading({"I no longer work at Acme.": [{"subject": "__speaker__", "predicate": "works_at",
                                                      "object": "Acme", "negated": True}]})

@@ -6,7 +6,7 @@ stated end ("I no longer work at X", a negated triple) closes the fact without a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -85,6 +85,8 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
                                     user_id=None, confidence=min(cap, triple.confidence), source="user",
                                     origin_event_id=event.event_id))
+    if triple.predicate in h.extract.ending_predicates:  # "quit Acme": its own fact, and the end of working there
+        close_facts(clients, world_id, event, triple, counts, names, ends=h.extract.single_valued_predicates)
     # Each user's facts live their own lifecycle: another user's words neither reinforce nor supersede them.
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
                              user_id=event.user_id)
@@ -223,18 +225,20 @@ def relate_fact(clients: FactPorts, fact: SemanticMemory, event_id: str, now: da
 
 
 def close_facts(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple,
-                counts: dict[str, int], names: MentionNames) -> SemanticMemory | None:
+                counts: dict[str, int], names: MentionNames, *, ends: Collection[str] = ()) -> SemanticMemory | None:
     """A stated end ("I no longer work at Acme"): the speaker's active facts of that subject, predicate and value
     (its words, or the entity the event's mention of it was resolved to) that began before it are closed
-    (superseded, valid until the end), with no new value. Returns the first closed (None when nothing held).
-    A re-run finds them closed already and changes nothing."""
+    (superseded, valid until the end), with no new value. `ends`: for a predicate that ends a value ("quit
+    Acme"), the predicates whose facts with that value it closes, instead of its own. Returns the first closed
+    (None when nothing held). A re-run finds them closed already and changes nothing."""
     subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
         return None
     object_id = names.by_event.get((event.event_id, triple.object.lower()))  # resolved, never created, for an end
     ended = triple.valid_from or event.occurred_at
-    closed = [f for f in clients.store.find_facts(world_id, subject_id, triple.predicate, user_id=event.user_id)
-              if (_same_value(f.object_value, triple.object) or (object_id and f.object_entity_id == object_id))
+    held = clients.store.find_facts(world_id, subject_id, None if ends else triple.predicate, user_id=event.user_id)
+    closed = [f for f in held if (not ends or f.predicate in ends)
+              and (_same_value(f.object_value, triple.object) or (object_id and f.object_entity_id == object_id))
               and _valid_at(f) <= ended]
     for f in closed:
         f.status, f.valid_to = "superseded", ended

@@ -116,6 +116,12 @@ class ExtractHeuristics(_Section):
         "anymore", "any more", "update", "changed", "switched", "started", "joined", "left", "quit", "hired",
         "got a job", "took a job", "new job", "new place", "new home", "new house", "new apartment", "new flat",
         "recently", "since", "as of", "got married", "remarried", "divorced", "became", "promoted", "turned")
+    # Predicates that end a value ("quit Acme", "divorced Sam"): besides their own fact, they close the subject's
+    # single-valued facts with that value (works_at Acme, married_to Sam), as a stated end does.
+    ending_predicates: tuple[str, ...] = (
+        "quit", "leave", "left", "resign", "resign_from", "retire_from", "fire_from", "lay_off_from", "divorce",
+        "divorced", "separate_from", "break_up_with", "move_out_of", "move_away_from", "move_from",
+        "stop_working_at", "stop_working_for")
     cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
 

@@ -165,8 +165,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     similarity: dict[Key, float] = {}
     docs: dict[Key, IndexDocument] = {}
     for d, sim in found:
-        if as_of is not None and d.kind != "semantic" and d.occurred_at is not None and d.occurred_at > as_of:
-            continue  # it had not happened yet
+        if as_of is not None and d.kind not in ("semantic", "entity") and d.occurred_at and d.occurred_at > as_of:
+            continue  # it had not happened yet (an entity is a name, recorded whenever it was first read)
         if user_id is None or d.user_id in (None, user_id):
             docs[key(d.kind, d.doc_id)] = d
             if sim is not None:

@@ -5,6 +5,7 @@ reads, and the index outbox. Only what the use cases call of `MemoryStore` and `
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, SemanticMemory
@@ -28,11 +29,18 @@ class InMemoryMemoryStore:
         return [copy(f) for f in sorted(facts, key=lambda f: f.created_at)]
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None) -> list[SemanticMemory]:
-        facts = [f for f in self.t.of_world(self.t.facts, world_id) if f.status == "active"
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+        facts = [f for f in self.t.of_world(self.t.facts, world_id)
+                 if (f.status in statuses if as_of is None else f.holds_at(as_of))
                  and (f.subject_entity_id in entity_ids or f.object_entity_id in entity_ids)
                  and user_id in (None, f.user_id)]
         return [copy(f) for f in sorted(facts, key=lambda f: (-f.confidence, f.created_at))[:limit]]
+
+    def memory_conflicts(self, world_id: str, memory_ids: Sequence[str]) -> list[MemoryConflict]:
+        return [copy(c) for c in sorted(self.t.of_world(self.t.conflicts, world_id),
+                                        key=lambda c: (c.created_at, c.conflict_id))
+                if c.memory_id in memory_ids or c.conflicting_memory_id in memory_ids]
 
     def get_semantic(self, world_id: str, memory_ids: Sequence[str]) -> list[SemanticMemory]:
         return [copy(self.t.facts[(world_id, i)]) for i in memory_ids if (world_id, i) in self.t.facts]
@@ -115,16 +123,7 @@ class InMemoryMemoryStore:
                                  conversation_id=p.conversation_id, occurred_at=p.occurred_at,
                                  importance=p.importance, entity_ids=p.entity_ids, event_ids=p.event_ids)
         if kind == "semantic" and key in self.t.facts and self.t.facts[key].status == "active":
-            f = self.t.facts[key]
-            subject = self.t.entities.get((world_id, f.subject_entity_id))
-            first = self.t.events.get((world_id, f.source_event_ids[0])) if f.source_event_ids else None
-            return IndexDocument(world_id=world_id, doc_id=doc_id, kind=kind,
-                                 text=f.statement(subject.name if subject else f.subject_entity_id), user_id=f.user_id,
-                                 conversation_id=first.conversation_id if first else None,
-                                 occurred_at=f.valid_from or f.created_at, importance=f.confidence,
-                                 entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i],
-                                 event_ids=f.source_event_ids, confidence=f.confidence,
-                                 reinforcements=f.reinforcement_count, validated_at=f.last_validated_at)
+            return self._fact_document(self.t.facts[key])
         if kind == "entity" and key in self.t.entities:
             n = self.t.entities[key]
             others = sorted({a.alias for a in self.t.aliases if (a.world_id, a.entity_id) == key and a.alias != n.name})
@@ -132,6 +131,26 @@ class InMemoryMemoryStore:
             return IndexDocument(world_id=world_id, doc_id=doc_id, kind=kind, text=text, entity_ids=[doc_id],
                                  occurred_at=n.created_at)
         return None
+
+    def _fact_document(self, f: SemanticMemory) -> IndexDocument:
+        subject = self.t.entities.get((f.world_id, f.subject_entity_id))
+        first = self.t.events.get((f.world_id, f.source_event_ids[0])) if f.source_event_ids else None
+        return IndexDocument(world_id=f.world_id, doc_id=f.memory_id, kind="semantic",
+                             text=f.statement(subject.name if subject else f.subject_entity_id), user_id=f.user_id,
+                             conversation_id=first.conversation_id if first else None,
+                             occurred_at=f.valid_from or f.created_at, importance=f.confidence,
+                             entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i],
+                             event_ids=f.source_event_ids, confidence=f.confidence,
+                             reinforcements=f.reinforcement_count, validated_at=f.last_validated_at)
+
+    def facts_as_of(self, world_id: str, embedding: Sequence[float], as_of: datetime, *, user_id: str | None,
+                    limit: int) -> list[tuple[IndexDocument, float]]:
+        found = []
+        for f in self.t.of_world(self.t.facts, world_id):
+            vector = self.t.fact_vectors.get((world_id, f.memory_id))
+            if vector is not None and f.holds_at(as_of) and user_id in (None, f.user_id):
+                found.append((self._fact_document(f), cosine(vector, embedding)))
+        return sorted(found, key=lambda d: -d[1])[:limit]
 
     def set_entity_embeddings(self, world_id: str, embeddings: dict[str, Sequence[float]]) -> None:
         for entity_id, vector in embeddings.items():

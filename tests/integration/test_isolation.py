@@ -173,6 +173,7 @@ QUERY_PARAMS = {
     "q": lambda b: "Kyoto zephyrine", "user_id": lambda b: "ana", "from": lambda b: b["entities"][0],
     "to": lambda b: b["entities"][1], "kind": lambda b: "entity", "id": lambda b: b["entities"][0],
     "name": lambda b: "Kyoto", "definition": lambda b: "city",
+    "as_of": lambda b: "2100-01-01T00:00:00Z",  # the reads of the past: the facts true then, B's none of them
 }
 BODIES: dict[tuple[str, str], Any] = {
     ("post", "/v1/worlds/{world}/events"): {"events": [{"event_id": "probe", "user_id": "ana", "conversation_id": "c1",
@@ -236,6 +237,7 @@ def test_every_world_route_called_from_world_a_at_world_b_answers_without_b_and_
     assert replies[("get", "/v1/worlds/{world}/entities/{entity_id}")].status_code == 404
     for method in ("patch", "delete"):  # B's fact is unknown to A: not corrected, not deleted
         assert replies[(method, "/v1/worlds/{world}/memories/{memory_id}")].status_code == 404
+    assert replies[("get", "/v1/worlds/{world}/memories/{memory_id}/history")].status_code == 404  # nor its history
     assert "Lisbon" in replies[("get", "/v1/worlds/{world}/events/{event_id}")].text  # the id both worlds hold
     print(f"\nroutes probed across worlds: {len(probed)}")
 

@@ -58,6 +58,8 @@ FLAT_NAMES = {
     "relative_time_singular",
     # issue 23 (the L-gent rules): the classifier and the semantic brain's threshold
     "semantic_brain_min_similarity", "query_classifier",
+    # issue 19 (time and change): the words that say a single-valued fact changed
+    "conflict_change_phrases", "ending_predicates",
 }
 
 

@@ -105,7 +105,8 @@ def _extract_window(clients: ExtractPorts, world: World, window: list[StoredEven
     for ent in speakers.values():
         roles[ent.entity_id].add("speaker")
     # The model may cite a message outside the window: such triples are ignored.
-    triples = [t for t in reply.value.triples if t.event_id in by_id]
+    # Stated ends after the values stated: "Porto, not Lisbon" records Lisbon's end as the conflict Porto settled.
+    triples = sorted((t for t in reply.value.triples if t.event_id in by_id), key=lambda t: t.negated)
     episode_content = " ".join(e.content for e in window)
     # One embedding call per window: every fact it may create, and its episode.
     *fact_vectors, episode_vector = clients.embedder.embed([*(fact_text(t) for t in triples), episode_content])

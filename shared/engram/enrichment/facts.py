@@ -1,9 +1,12 @@
 """The fact lifecycle: a triple the model read becomes a fact that is created, reinforced, superseded or put in
-conflict (by the rules, or left to the user), and a fact whose object is an entity an edge of the graph."""
+conflict (by the rules, or left to the user), and a fact whose object is an entity an edge of the graph. Over time:
+a new value of a single-valued predicate closes the old one's valid time, an older value becomes history, and a
+stated end ("I no longer work at X", a negated triple) closes the fact without a new value."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -18,7 +21,7 @@ from engram.observability import logger
 from engram.ports import LLM, DomainDatabase, Embedder, ExtractedTriple, KnownFact, Usage
 from engram.rules.classify import classify
 from engram.rules.confidence import initial_factors, reinforced, stored_confidence
-from engram.rules.conflicts import Side, decide
+from engram.rules.conflicts import Decision, Side, decide, older_news, states_change
 from engram.rules.mentions import PRONOUNS
 
 
@@ -71,8 +74,8 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
     cap = h.extract.max_confidence
-    if triple.negated:
-        return None  # a stated end is no new fact (closing the fact it ends is the lifecycle's)
+    if triple.negated:  # a stated end is no new fact: it closes the fact it ends
+        return close_facts(clients, world_id, event, triple, counts, names)
     subject_id = names.entity_for(clients, event, triple.subject)
     if subject_id is None:
         return None
@@ -82,6 +85,8 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
                                     user_id=None, confidence=min(cap, triple.confidence), source="user",
                                     origin_event_id=event.event_id))
+    if triple.predicate in h.extract.ending_predicates:  # "quit Acme": its own fact, and the end of working there
+        close_facts(clients, world_id, event, triple, counts, names, ends=h.extract.single_valued_predicates)
     # Each user's facts live their own lifecycle: another user's words neither reinforce nor supersede them.
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
                              user_id=event.user_id)
@@ -121,13 +126,23 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     conflicts: list[MemoryConflict] = []
     if triple.predicate in h.extract.single_valued_predicates:
         correction = classify(event.content) == "correction"
+        # Words of the value itself say nothing of a change ("New Zealand", "Started Ltd").
+        change = states_change(_without(event.content, triple.object), h.extract.conflict_change_phrases)
+        # When each known value was first said: a valid time that is only that is no date of its own.
+        said = {e.event_id: e.occurred_at for e in store.get_events(
+            world_id, [f.source_event_ids[0] for f in active if f.source_event_ids])}
+        said[event.event_id] = event.occurred_at
         for old in active:
-            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now)
+            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now, is_change=change, said=said)
             conflicts.append(conflict)
             if loser is old:
                 superseded.append(old)
             if fact.status != "active":
                 break  # the new value lost: the others it differs from stand as they are
+        if conflicts and conflicts[-1].strategy == "history":
+            # Older news held until the first value known to follow it began.
+            fact.valid_to = min((_valid_at(f) for f in known if _valid_at(f) > _valid_at(fact)),
+                                default=fact.valid_to)
     store.record_facts(world_id, [(fact, vector)], superseded, conflicts)
     counts["facts_created"] += 1
     counts["conflicts"] += len(conflicts)
@@ -209,19 +224,66 @@ def relate_fact(clients: FactPorts, fact: SemanticMemory, event_id: str, now: da
         evidence_event_ids=[event_id], created_at=now, source_memory_ids=[fact.memory_id]))
 
 
-def _side(fact: SemanticMemory, is_correction: bool = False) -> Side:
+def close_facts(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple,
+                counts: dict[str, int], names: MentionNames, *, ends: Collection[str] = ()) -> SemanticMemory | None:
+    """A stated end ("I no longer work at Acme"): the speaker's active facts of that subject, predicate and value
+    (its words, or the entity the event's mention of it was resolved to) that began before it are closed
+    (superseded, valid until the end), with no new value. `ends`: for a predicate that ends a value ("quit
+    Acme"), the predicates whose facts with that value it closes, instead of its own. Returns the first closed
+    (None when nothing held). A re-run finds them closed already and changes nothing."""
+    subject_id = names.entity_for(clients, event, triple.subject)
+    if subject_id is None:
+        return None
+    object_id = names.by_event.get((event.event_id, triple.object.lower()))  # resolved, never created, for an end
+    ended = triple.valid_from or event.occurred_at
+    held = clients.store.find_facts(world_id, subject_id, None if ends else triple.predicate, user_id=event.user_id)
+    closed = [f for f in held if (not ends or f.predicate in ends)
+              and (_same_value(f.object_value, triple.object) or (object_id and f.object_entity_id == object_id))
+              and _valid_at(f) <= ended]
+    for f in closed:
+        f.status, f.valid_to = "superseded", ended
+    if not closed:
+        return None
+    clients.store.record_facts(world_id, [], closed, [])
+    counts["facts_closed"] = counts.get("facts_closed", 0) + len(closed)
+    for f in closed:
+        clients.store.drop_relationship_source(world_id, f.memory_id)
+    return closed[0]
+
+
+def _without(text: str, value: str) -> str:
+    """The text with the value's words taken out, in any case."""
+    return re.sub(re.escape(value), " ", text, flags=re.I) if value.strip() else text
+
+
+def _valid_at(fact: SemanticMemory) -> datetime:
+    """When a fact became true: its valid_from, else when it was recorded."""
+    return fact.valid_from or fact.created_at
+
+
+def _side(fact: SemanticMemory, is_correction: bool = False, is_change: bool = False,
+          said: Mapping[str, datetime] | None = None) -> Side:
+    first = fact.source_event_ids[0] if fact.source_event_ids else None
     return Side(confidence=fact.confidence, source=fact.factors.source if fact.factors else "user",
-                valid_at=fact.valid_from or fact.created_at, is_correction=is_correction)
+                valid_at=_valid_at(fact), is_correction=is_correction, is_change=is_change,
+                said_at=(said or {}).get(first) if first else None)
 
 
 def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_correction: bool, h: Heuristics,
-            now: datetime, *, reason: str | None = None) -> tuple[SemanticMemory | None, MemoryConflict]:
+            now: datetime, *, reason: str | None = None, is_change: bool = False,
+            said: Mapping[str, datetime] | None = None) -> tuple[SemanticMemory | None, MemoryConflict]:
     """Two facts that cannot both hold, settled by the rules (engram.rules.conflicts): the loser is superseded,
-    never deleted; with no rule to decide both stay active and the conflict waits for the user. Returns the
-    loser (None when open) and the conflict record. Mutates the loser."""
-    decision = decide(_side(old), _side(new, is_correction), confidence_gap=h.extract.conflict_confidence_gap,
-                      recency_gap_days=h.extract.conflict_recency_gap_days,
-                      correction_first=h.extract.conflict_correction_first)
+    never deleted; with no rule to decide both stay active and the conflict waits for the user. A new value older
+    than the current one is history (same predicate only: another predicate's fact is no earlier value of it).
+    Returns the loser (None when open) and the conflict record. Mutates the loser."""
+    decision: Decision | None = older_news(
+        _side(old, said=said), _side(new, said=said),
+        undated_slack_days=h.extract.conflict_recency_gap_days) if kind == "same_predicate" else None
+    if decision is None:
+        decision = decide(_side(old, said=said), _side(new, is_correction, is_change, said),
+                          confidence_gap=h.extract.conflict_confidence_gap,
+                          recency_gap_days=h.extract.conflict_recency_gap_days,
+                          correction_first=h.extract.conflict_correction_first)
     what = reason or f"'{old.object_value}' and '{new.object_value}' for {old.predicate}"
     conflict = MemoryConflict(
         world_id=old.world_id, conflict_id=stable_id("cfl", old.world_id, old.memory_id, new.memory_id),
@@ -231,8 +293,12 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
         return None, conflict
     winner, loser = (new, old) if decision.winner == "new" else (old, new)
     loser.status = "superseded"
-    # The old value held until the new one became true; a new value that lost was never believed.
-    loser.valid_to = winner.valid_from if loser is old and winner.valid_from else now
+    if loser is old:  # the old value held until the new one became true (if it began before: never, once said)
+        loser.valid_to = max(winner.valid_from or now, _valid_at(old))
+    elif decision.strategy == "history":  # older news held until the current value began
+        loser.valid_to = _valid_at(old)
+    else:  # a new value that lost was never believed: its valid time is empty
+        loser.valid_to = _valid_at(loser)
     conflict.status, conflict.winner_memory_id, conflict.resolved_by, conflict.resolved_at = \
         "resolved", winner.memory_id, "rules", now
     return loser, conflict

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -27,7 +28,9 @@ from engram.memory.config import (
 )
 from engram.memory.context import prompt_context
 from engram.memory.erase import erase_user
+from engram.memory.history import fact_history
 from engram.memory.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
+from engram.model.common import as_utc
 from engram.model.entities import (
     CanonicalEntity,
     EntityDetail,
@@ -52,6 +55,7 @@ from engram.model.memories import (
     ConflictDetail,
     ConflictResolution,
     ExplainedFact,
+    FactHistory,
     MemoryAudit,
     MemoryCorrection,
     MemoryDeletion,
@@ -77,6 +81,11 @@ MENTION_ID = r"^men_[0-9a-f]{32}$"
 # A user's view: given, only that user's own memories, the edges they made and the world's; absent, the world's.
 UserId = Annotated[str | None, Query(pattern=ID, description="read as this user: only the user's own memories and "
                                                              "the relationships they made, and the world's")]
+
+# A past time to read memory as of (ISO 8601; without an offset, UTC): the facts true then, what had happened by then.
+AsOf = Annotated[datetime | None, Query(description="read memory as it stood at this time (ISO 8601, UTC without an "
+                                                    "offset): the facts true then, superseded since or not, and "
+                                                    "only what had happened by then")]
 
 ingest_router = Router()
 api_router = Router()
@@ -155,8 +164,9 @@ def list_queries(world: WorldId, user_id: Annotated[str | None, Query(pattern=ID
 
 @api_router.get("/v1/worlds/<world>/search", summary="Fused keyword, semantic and graph search", tags=["search"])
 def search(world: WorldId, q: Annotated[str, Query(min_length=1, max_length=1000)],
-           user_id: UserId = None, limit: Annotated[int, Query(ge=1, le=50)] = 10) -> SearchResponse:
-    return fused_search(*_at(world), q, user_id=user_id, limit=limit)
+           user_id: UserId = None, limit: Annotated[int, Query(ge=1, le=50)] = 10, as_of: AsOf = None
+           ) -> SearchResponse:
+    return fused_search(*_at(world), q, user_id=user_id, limit=limit, as_of=as_utc(as_of))
 
 
 @api_router.get("/v1/worlds/<world>/similar", summary="Memories or entities nearest one memory or entity by meaning",
@@ -233,9 +243,10 @@ def user_events(world: WorldId, user_id: Id, limit: Annotated[int, Query(ge=1, l
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/memories", summary="A user's memories by layer", tags=["memories"])
 def memories(world: WorldId, user_id: Id, layer: Annotated[str, Query(pattern="^(episodic|semantic|procedural|summary)$")]
-             = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
-    # Facts come with effective_confidence (passive decay as of now) and the explanation behind it.
-    return lifecycle.user_memories(*_at(world), user_id, layer, limit)  # type: ignore[arg-type]
+             = "semantic", limit: Annotated[int, Query(ge=1, le=200)] = 50, as_of: AsOf = None
+             ) -> list[dict[str, Any]]:
+    # Facts come with effective_confidence (passive decay as of now, or as of `as_of`) and the explanation behind it.
+    return lifecycle.user_memories(*_at(world), user_id, layer, limit, as_of=as_utc(as_of))  # type: ignore[arg-type]
 
 
 @api_router.get("/v1/worlds/<world>/users/<user_id>/context",
@@ -418,6 +429,13 @@ def correct_memory(world: WorldId, memory_id: MemoryId, correction: MemoryCorrec
 def delete_memory(world: WorldId, memory_id: MemoryId,
                   note: Annotated[str | None, Query(max_length=1000)] = None) -> MemoryDeletion:
     return edits.delete_memory(*_at(world), memory_id, note=note, request_id=_request_id())
+
+
+@api_router.get("/v1/worlds/<world>/memories/<memory_id>/history",
+                summary="A fact's history: the values it has had for its subject and predicate, in the order they "
+                        "became true, with valid times, status and the conflict that closed each", tags=["memories"])
+def memory_history(world: WorldId, memory_id: MemoryId) -> FactHistory:
+    return fact_history(*_at(world), memory_id)
 
 
 @api_router.get("/v1/worlds/<world>/memories/<memory_id>/audit",

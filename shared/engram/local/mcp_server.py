@@ -1,4 +1,4 @@
-"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as eight tools.
+"""`engram mcp`: an MCP server (stdio) that gives an agent engram's memory as nine tools.
 
 Each tool is a thin call of the Python client against a running engram (the local server or AWS), and
 its input and output schemas are the API's own pydantic models, so an agent sees the same contract an
@@ -16,7 +16,7 @@ from pydantic import Field
 
 from engram.model.entities import EntityDetail
 from engram.model.events import Erasure, EventIn, IngestResponse
-from engram.model.memories import ExplainedFact, MemoryDeletion
+from engram.model.memories import ExplainedFact, FactHistory, MemoryDeletion
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
@@ -47,17 +47,21 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
         result: IngestResponse = await call(client.add_events(world, events))
         return result
 
-    @server.tool(description="Search memory (keyword, semantic and graph brains fused); optionally one user's.")
+    @server.tool(description="Search memory (keyword, semantic and graph brains fused); optionally one user's; with "
+                             "as_of, memory as it stood then (the facts true then).")
     async def recall(world: World, query: Annotated[str, Field(min_length=1, max_length=1000)],
-                     user_id: UserId | None = None, limit: Annotated[int, Field(ge=1, le=50)] = 10) -> SearchResponse:
-        result: SearchResponse = await call(client.search(world, query, user_id=user_id, limit=limit))
+                     user_id: UserId | None = None, limit: Annotated[int, Field(ge=1, le=50)] = 10,
+                     as_of: datetime | None = None) -> SearchResponse:
+        result: SearchResponse = await call(client.search(world, query, user_id=user_id, limit=limit, as_of=as_of))
         return result
 
-    @server.tool(description="Ask a question of memory: an answer with its sources, confidence and loop trace.")
+    @server.tool(description="Ask a question of memory: an answer with its sources, confidence and loop trace; with "
+                             "as_of, answered with what was true then.")
     async def ask(world: World, user_id: UserId, question: Annotated[str, Field(min_length=1, max_length=4000)],
-                  conversation_id: str | None = None, config: QueryConfig | None = None) -> QueryResponse:
+                  conversation_id: str | None = None, config: QueryConfig | None = None,
+                  as_of: datetime | None = None) -> QueryResponse:
         result: QueryResponse = await call(client.ask(world, user_id, question, conversation_id=conversation_id,
-                                                      config=config))
+                                                      config=config, as_of=as_of))
         return result
 
     @server.tool(description="Erase a user from memory everywhere (events, memories, signals, queries, index).")
@@ -98,6 +102,12 @@ def build_server(client: AsyncEngramClient) -> MCPServer[Any]:
     async def delete_memory(world: World, memory_id: str,
                             note: Annotated[str | None, Field(max_length=1000)] = None) -> MemoryDeletion:
         result: MemoryDeletion = await call(client.delete_memory(world, memory_id, note=note))
+        return result
+
+    @server.tool(description="A fact's history (sem_...): the values it has had, in the order they became true, "
+                             "with valid times, status and the conflict that closed each.")
+    async def memory_history(world: World, memory_id: str) -> FactHistory:
+        result: FactHistory = await call(client.memory_history(world, memory_id))
         return result
 
     return server

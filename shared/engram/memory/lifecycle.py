@@ -25,12 +25,14 @@ def explained(fact: SemanticMemory, h: Heuristics, now: datetime) -> ExplainedFa
 
 
 def user_memories(clients: Clients, world: World, user_id: str, layer: MemoryLayer, limit: int, *,
-                  now: datetime | None = None) -> list[dict[str, Any]]:
-    """A user's memories of one layer, the newest first; facts explained as of now."""
-    now, world_id = now or utcnow(), world.world_id
+                  now: datetime | None = None, as_of: datetime | None = None) -> list[dict[str, Any]]:
+    """A user's memories of one layer, the newest first; facts explained as of now. With `as_of`, those memory
+    held then: the facts true then (superseded since, or not), explained as of then; what existed by then."""
+    now, world_id = as_of or now or utcnow(), world.world_id
     if layer == "summary":
-        return [s.model_dump(mode="json") for s in clients.store.list_summaries(world_id, user_id, limit)]
-    rows = clients.store.user_memories(world_id, user_id, layer, limit)
+        return [s.model_dump(mode="json") for s in clients.store.list_summaries(world_id, user_id, limit)
+                if as_of is None or s.created_at <= as_of]
+    rows = clients.store.user_memories(world_id, user_id, layer, limit, as_of=as_of)
     if layer == "semantic":
         rows = [explained(r, world.heuristics, now) for r in rows]
     return [r.model_dump(mode="json") for r in rows]

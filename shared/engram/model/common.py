@@ -17,6 +17,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime | None) -> datetime | None:
+    """A time given without an offset read as UTC (how the API documents it); one with an offset as given."""
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
+
+
 def new_id(prefix: str) -> str:
     """A sortable-enough unique id with a readable prefix (`evt_`, `ent_`, `mem_`, `qry_`...)."""
     return f"{prefix}_{uuid.uuid4().hex}"

@@ -7,6 +7,7 @@ record, which replaces the summary in place."""
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +38,7 @@ class QueryContext(BaseModel):
     missing: list[str] = Field(default_factory=list)  # why a request could not be served: said in the forced answer
     # the world's `query_referenced_entities`: may requests also name entities other items only mention?
     referenced_entities: bool = False
+    as_of: datetime | None = None  # the query's `as_of`: every capability reads memory as it stood then
 
     def merge(self, items: list[ContextItem]) -> int:
         """Add items not already present (by kind and id); a full entity record replaces its summary.

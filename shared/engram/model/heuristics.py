@@ -105,10 +105,23 @@ class ExtractHeuristics(_Section):
     fact_source_weights: dict[str, float] = {"user": 1.0, "reported": 0.9, "domain": 1.0}
     # Predicates that hold one value at a time: a different object is a conflict, not a second fact.
     single_valued_predicates: tuple[str, ...] = ("name", "lives_in", "works_at", "works_as", "age", "birthday",
-                                                 "married_to", "favorite_color", "favorite_food")
+                                                 "married_to", "is_married_to", "spouse", "favorite_color",
+                                                 "favorite_food")
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
     conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps
+    # Words that say a single-valued fact changed: the new value then supersedes the old one from when it was said.
+    conflict_change_phrases: tuple[str, ...] = (
+        "moved", "moving", "relocated", "transferred", "now", "nowadays", "these days", "currently", "no longer",
+        "anymore", "any more", "update", "changed", "switched", "started", "joined", "left", "quit", "hired",
+        "got a job", "took a job", "new job", "new place", "new home", "new house", "new apartment", "new flat",
+        "recently", "since", "as of", "got married", "remarried", "divorced", "became", "promoted", "turned")
+    # Predicates that end a value ("quit Acme", "divorced Sam"): besides their own fact, they close the subject's
+    # single-valued facts with that value (works_at Acme, married_to Sam), as a stated end does.
+    ending_predicates: tuple[str, ...] = (
+        "quit", "leave", "left", "resign", "resign_from", "retire_from", "fire_from", "lay_off_from", "divorce",
+        "divorced", "separate_from", "break_up_with", "move_out_of", "move_away_from", "move_from",
+        "stop_working_at", "stop_working_for")
     cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
 

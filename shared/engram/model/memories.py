@@ -15,8 +15,10 @@ ConflictStatus = Literal["open", "resolved"]
 # Where a fact comes from: the speaker about themselves, the speaker about someone else, the world's domain database.
 FactSource = Literal["user", "reported", "domain"]
 ConflictKind = Literal["same_predicate", "cross_predicate"]
-# ask_user: left open for the user; the others settled by the rules (a correction is the user's own answer).
-ConflictStrategy = Literal["trust_domain_database", "correction", "confidence_gap", "recency_gap", "ask_user"]
+# ask_user: left open for the user; the others settled by the rules (a correction is the user's own answer, a
+# change a new value said to replace the old, history an older value that the current one followed).
+ConflictStrategy = Literal["trust_domain_database", "correction", "confidence_gap", "recency_gap", "change", "history",
+                           "ask_user"]
 
 
 class EpisodeEntity(Frozen):
@@ -87,6 +89,19 @@ class SemanticMemory(Record):
     def statement(self, subject_name: str) -> str:
         return f"{subject_name} {self.predicate.replace('_', ' ')} {self.object_value}"
 
+    def holds_at(self, at: datetime) -> bool:
+        """Whether memory held it true at `at`: begun by then (its valid_from, else when it was recorded), not
+        ended by then, not forgotten (archived)."""
+        return (self.status != "archived" and (self.valid_from or self.created_at) <= at
+                and (self.valid_to is None or self.valid_to > at))
+
+    def as_held_at(self, at: datetime | None) -> SemanticMemory:
+        """The fact as memory held it at `at` (as it is without one): one true then was current then, with no
+        end known yet; what came after is not known then."""
+        if at is None or not self.holds_at(at):
+            return self
+        return self.model_copy(update={"status": "active", "valid_to": None})
+
 
 class OntologyPredicate(Frozen):
     """A predicate of the world's ontology (a `domain_ontology` row of kind 'predicate'): the name facts are
@@ -142,6 +157,29 @@ class ExplainedFact(SemanticMemory):
 
     effective_confidence: float
     explanation: ConfidenceExplanation
+
+
+class FactVersion(ExplainedFact):
+    """One value in a fact's history, as read, and how it ended: the fact that replaced it and the resolved
+    conflict that closed it (both None while it holds, while its conflict is open, or after a stated end)."""
+
+    superseded_by: str | None = None
+    closed_by: MemoryConflict | None = None
+
+
+class FactHistory(Frozen):
+    """The values one user's fact about one subject and predicate has had, in the order they became true (each
+    with valid_from, valid_to and status), which hold now, and every conflict between them."""
+
+    world_id: str
+    memory_id: str  # the fact asked about
+    user_id: str
+    subject_entity_id: str
+    subject: str
+    predicate: str
+    current: list[str] = Field(default_factory=list)  # the active values' memory ids (two while a conflict is open)
+    versions: list[FactVersion] = Field(default_factory=list)
+    conflicts: list[MemoryConflict] = Field(default_factory=list)
 
 
 class ConflictDetail(MemoryConflict):

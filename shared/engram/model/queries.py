@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from engram.model.common import Frozen, Identifier, Record
+from engram.model.common import Frozen, Identifier, Record, as_utc
 from engram.model.requests import InfoRequest
 from engram.model.research import ResearchReport
 from engram.model.signals import SignalType
@@ -24,6 +24,14 @@ class QueryConfig(Frozen):
     temperature: float = Field(default=0.7, ge=0.0, le=1.0)  # the Resonance default config's
     max_research_iterations: int = Field(default=2, ge=0, le=4, description=(
         "research mode: gathering rounds in all, the plan's included (the first always runs)"))
+    as_of: datetime | None = Field(default=None, description=(
+        "answer with what memory held true at this time (ISO 8601, UTC without an offset): the facts valid then "
+        "(superseded since or not) and only what had happened by then"))
+
+    @field_validator("as_of")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value)
 
 
 class QueryRequest(Frozen):

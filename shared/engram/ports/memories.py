@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, ProceduralMemory, SemanticMemory
@@ -18,10 +19,19 @@ class MemoryStore(Protocol):
         """A subject's facts (of one predicate), oldest first; `user_id`'s only when given."""
         ...
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None) -> list[SemanticMemory]:
-        """Active facts about the entities (as subject or object), strongest first; `user_id`'s only when given."""
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+        """Facts of the statuses (active) about the entities (as subject or object), strongest first; `user_id`'s
+        only when given; with `as_of`, the facts true then (begun by then, not ended by then, not archived)."""
         ...
-    def user_memories(self, world_id: str, user_id: str, layer: str, limit: int) -> list[Any]: ...
+    def memory_conflicts(self, world_id: str, memory_ids: Sequence[str]) -> list[MemoryConflict]:
+        """The conflicts naming any of the facts, on either side, oldest first."""
+        ...
+    def user_memories(self, world_id: str, user_id: str, layer: str, limit: int, *,
+                      as_of: datetime | None = None) -> list[Any]:
+        """A user's memories of one layer, the newest first; with `as_of`, those memory held then (facts true
+        then, episodes that had happened, patterns already found)."""
+        ...
     def insert_conflict(self, conflict: MemoryConflict) -> None: ...
     def list_conflicts(self, world_id: str, status: str | None) -> list[MemoryConflict]: ...
     def record_facts(self, world_id: str, created: Sequence[tuple[SemanticMemory, Sequence[float] | None]],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from engram.model.entities import Relationship
@@ -13,6 +14,11 @@ class RetrievalStore(Protocol):
     """What the search reads besides the semantic brain: candidates with their similarity, the turns around
     an event, the documents the graph reaches, find-similar, and traversals of the entity graph."""
 
+    def facts_as_of(self, world_id: str, embedding: Sequence[float], as_of: datetime, *, user_id: str | None,
+                    limit: int) -> list[tuple[IndexDocument, float]]:
+        """The facts true at `as_of` (begun by then, not ended by then, not archived; superseded ones included)
+        the user may read, nearest the vector first, with their documents and cosine similarity."""
+        ...
     def candidate_documents(self, world_id: str, refs: Sequence[tuple[DocKind, str]], embedding: Sequence[float], *,
                             context_weight: float = 0.0) -> list[tuple[IndexDocument, float | None]]:
         """`documents` with each row's cosine similarity to the vector (None for a row without one)."""

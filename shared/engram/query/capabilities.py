@@ -9,6 +9,7 @@ not run: the loop ends with a forced answer that says what was missing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,7 +31,8 @@ class CapabilityStore(SearchStore, RelationshipStore, EventStore, QueryStore, Pr
     definitions, and a user's facts about an entity (of `MemoryStore`)."""
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None) -> list[SemanticMemory]: ...
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]: ...
 
 
 class CapabilityPorts(Protocol):
@@ -171,7 +173,7 @@ def expand(clients: CapabilityPorts, world: World, context: QueryContext, user_i
            request: ExpandEntity | ExpandEntities) -> list[ContextItem]:
     """The full records of the entities a request names."""
     entities = clients.store.get_entities(context.world_id, expanded_ids(request))
-    return [entity_record(clients, world, user_id, e) for e in entities]
+    return [entity_record(clients, world, user_id, e, as_of=context.as_of) for e in entities]
 
 
 def entities_matching(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
@@ -179,7 +181,8 @@ def entities_matching(clients: CapabilityPorts, world: World, context: QueryCont
     """The summaries of the entities the search hits for a text are about (or are), best first."""
     store, world_id = clients.store, context.world_id
     h = world.heuristics
-    found = search(clients, world, request.query, user_id=user_id, limit=h.query.capability_max_results)
+    found = search(clients, world, request.query, user_id=user_id, limit=h.query.capability_max_results,
+                   as_of=context.as_of)
     ids = list(dict.fromkeys([e.entity_id for e in found.entities] + [e for hit in found.hits for e in hit.entity_ids]
                              + [hit.doc_id for hit in found.hits if hit.kind == "entity"]))[: request.limit]
     return [entity_summary(e) for e in store.get_entities(world_id, ids)]
@@ -212,14 +215,14 @@ def relationships_of(clients: CapabilityPorts, world: World, context: QueryConte
                      request: Relationships) -> list[ContextItem]:
     """The entity's relationships within the requested hops, those the asking user may read."""
     world_id = context.world_id
-    return relationship_items(clients, world_id, clients.store.relationships(world_id, request.entity_id, request.depth,
-                                                                             user_id=user_id))
+    return relationship_items(clients, world_id, made_by(clients.store.relationships(
+        world_id, request.entity_id, request.depth, user_id=user_id), context.as_of))
 
 
 def memories_matching(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
                       request: SearchMemories) -> list[ContextItem]:
     """The fused search's hits for a text, as context items."""
-    result = search(clients, world, request.query, user_id=user_id, limit=request.limit)
+    result = search(clients, world, request.query, user_id=user_id, limit=request.limit, as_of=context.as_of)
     return hit_items(clients, context.world_id, result.hits)
 
 
@@ -229,14 +232,17 @@ def conversation_turns(clients: CapabilityPorts, world: World, context: QueryCon
     events = clients.store.conversation_events(context.world_id, request.conversation_id, request.limit,
                                                user_id=user_id)
     return [ContextItem(kind="event", id=e.event_id, text=f"{e.role}: {e.content}", score=e.importance,
-                        occurred_at=e.occurred_at) for e in events if e.user_id == user_id]
+                        occurred_at=e.occurred_at) for e in events
+            if e.user_id == user_id and (context.as_of is None or e.occurred_at <= context.as_of)]
 
 
 def timeline(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: EntityTimeline) -> list[ContextItem]:
-    """The entity's facts the asking user may read, in the order they became true."""
-    facts = clients.store.facts_about(context.world_id, [request.entity_id], request.limit, user_id=user_id)
+    """The entity's facts the asking user may read, in the order they became true: the values since replaced
+    too, each saying until when it held (as of a past time: those true then)."""
+    facts = clients.store.facts_about(context.world_id, [request.entity_id], request.limit, user_id=user_id,
+                                      as_of=context.as_of, statuses=("active", "superseded"))
     facts.sort(key=lambda f: f.valid_from or f.created_at)
-    return fact_items(clients, context.world_id, facts)
+    return fact_items(clients, context.world_id, facts, as_of=context.as_of)  # as held then, with an as_of
 
 
 def path_between(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str, request: FindPath) -> list[ContextItem]:
@@ -244,7 +250,8 @@ def path_between(clients: CapabilityPorts, world: World, context: QueryContext, 
     world_id = context.world_id
     paths = find_paths(clients, world, request.from_entity_id, request.to_entity_id, request.max_length, limit=3,
                        user_id=user_id)
-    return relationship_items(clients, world_id, list({r.relationship_id: r for p in paths for r in p.relationships}.values()))
+    return relationship_items(clients, world_id, made_by(
+        list({r.relationship_id: r for p in paths for r in p.relationships}.values()), context.as_of))
 
 
 def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit]) -> list[ContextItem]:
@@ -270,12 +277,15 @@ def entity_summary(entity: CanonicalEntity, score: float = 0.5) -> ContextItem:
                        score=score, entity_ids=[entity.entity_id], full=False, name=entity.name)
 
 
-def entity_record(clients: CapabilityPorts, world: World, user_id: str, entity: CanonicalEntity) -> ContextItem:
+def entity_record(clients: CapabilityPorts, world: World, user_id: str, entity: CanonicalEntity, *,
+                  as_of: datetime | None = None) -> ContextItem:
     """The full record: name, definition, description, aliases, and the asking user's facts and direct edges
-    (users of one world do not read each other's memories, nor the edges those memories made)."""
+    (users of one world do not read each other's memories, nor the edges those memories made); with `as_of`,
+    the facts true then and the edges there were."""
     world_id, h = world.world_id, world.heuristics
-    facts = clients.store.facts_about(world_id, [entity.entity_id], h.query.entity_record_max_facts, user_id=user_id)
-    relationships = clients.store.relationships(world_id, entity.entity_id, 1, user_id=user_id)
+    facts = clients.store.facts_about(world_id, [entity.entity_id], h.query.entity_record_max_facts, user_id=user_id,
+                                      as_of=as_of)
+    relationships = made_by(clients.store.relationships(world_id, entity.entity_id, 1, user_id=user_id), as_of)
     names = _names(clients, world_id, [f.subject_entity_id for f in facts]
                    + [i for r in relationships for i in (r.source_entity_id, r.target_entity_id)])
     lines = [f"{entity.name} ({entity.entity_type})" + (f": {entity.description}" if entity.description else "")]
@@ -291,18 +301,36 @@ def entity_record(clients: CapabilityPorts, world: World, user_id: str, entity: 
                        entity_ids=[entity.entity_id, *sorted(related - {entity.entity_id})], full=True)
 
 
+def made_by(edges: Sequence[Relationship], as_of: datetime | None) -> list[Relationship]:
+    """The edges there were at `as_of` (all without one). An edge stands for current facts: one made later is
+    today's, and the facts true then come with their own items."""
+    return [r for r in edges if as_of is None or r.created_at <= as_of]
+
+
 def relationship_items(clients: CapabilityPorts, world_id: str, edges: Sequence[Relationship]) -> list[ContextItem]:
     names = _names(clients, world_id, [i for r in edges for i in (r.source_entity_id, r.target_entity_id)])
     return [ContextItem(kind="relationship", id=r.relationship_id, score=r.confidence, text=_edge(r, names),
                         entity_ids=[r.source_entity_id, r.target_entity_id]) for r in edges]
 
 
-def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemory]) -> list[ContextItem]:
+def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemory], *,
+               as_of: datetime | None = None) -> list[ContextItem]:
+    """Facts as context items, as memory held them at `as_of` (now without one): a value since replaced says until
+    when it held."""
+    facts = [f.as_held_at(as_of) for f in facts]
     names = _names(clients, world_id, [f.subject_entity_id for f in facts])
     return [ContextItem(kind="semantic", id=f.memory_id, score=f.confidence, occurred_at=f.valid_from,
                         text=f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} "
-                             f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)})",
+                             f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)}{_held(f)})",
                         entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i]) for f in facts]
+
+
+def _held(fact: SemanticMemory) -> str:
+    """How long a value no longer held did hold: said in its item, so that no one reads it as current."""
+    if fact.status == "active" or fact.valid_to is None:
+        return ""
+    since = f"from {fact.valid_from:%Y-%m-%d} " if fact.valid_from else ""
+    return f"; held {since}until {fact.valid_to:%Y-%m-%d}, since replaced"
 
 
 def _names(clients: CapabilityPorts, world_id: str, ids: Sequence[str]) -> dict[str, str]:

@@ -4,6 +4,7 @@ Express workflows run at least once, so every step is idempotent on (query id, i
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -112,18 +113,19 @@ def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model
 def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     """Build the first context, compact on purpose: the fused search's best hits, the entities they
     touch as summaries (their full records come when asked for), those entities' direct relationships,
-    and the conversation context."""
+    and the conversation context. With the query's `as_of`, all of it as memory stood then."""
     query, existing = _load(clients, state)
     if existing is not None and _done(query, 0, "init"):
         return _state(query, 0, None)
-    now = utcnow()
+    as_of = query.config.as_of
+    now = as_of or utcnow()  # relative times ("3 days ago") are read from the time asked about
     h = world.heuristics
     query.status = "processing"
     with _traced(query, 0, "init") as record:
         context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question,
-                               referenced_entities=h.query.query_referenced_entities)
+                               referenced_entities=h.query.query_referenced_entities, as_of=as_of)
         found = search(clients, world, query.question, user_id=query.user_id, limit=h.query.query_initial_hits,
-                       now=now)
+                       now=now, as_of=as_of)
         context.merge(capabilities.hit_items(clients, query.world_id, found.hits))
         entity_ids = list(dict.fromkeys([e.entity_id for e in found.entities]
                                         + [hit.doc_id for hit in found.hits if hit.kind == "entity"]
@@ -136,11 +138,13 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
         context.definitions = sorted({e.entity_type for e in entities.values()})
         if query.config.include_relationships:
             for entity_id in [e for e in entity_ids if e in entities][: h.query.query_relationship_entities]:
-                context.merge(capabilities.relationship_items(
-                    clients, query.world_id,
-                    clients.store.relationships(query.world_id, entity_id, 1, user_id=query.user_id)))
+                context.merge(capabilities.relationship_items(clients, query.world_id, capabilities.made_by(
+                    clients.store.relationships(query.world_id, entity_id, 1, user_id=query.user_id), as_of)))
         conversation = conversation_context(clients, world, query.user_id, query.conversation_id,
                                             query.question, now)
+        if as_of is not None:  # what was said after the time asked about is not known then
+            conversation = dataclasses.replace(conversation, events=[
+                e for e in conversation.events if e.occurred_at <= as_of])
         context.conversation = conversation.lines(query.user_id, now)
         context.conversation_ids = sorted({e.conversation_id for e in conversation.events})
         clients.store.save_context(context)

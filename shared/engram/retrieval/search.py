@@ -46,7 +46,11 @@ T = TypeVar("T")
 
 class SearchStore(EntityStore, GraphBrainStore, Protocol):
     """What the fused search reads: the question's entities and the graph brain's walk, the semantic brain (of
-    `MemoryStore`), and the candidates' documents with the turns around them (of `RetrievalStore`)."""
+    `MemoryStore`), and the candidates' documents with the turns around them (of `RetrievalStore`); for a search
+    as of a past time, the facts true then."""
+
+    def facts_as_of(self, world_id: str, embedding: Sequence[float], as_of: datetime, *, user_id: str | None,
+                    limit: int) -> list[tuple[IndexDocument, float]]: ...
 
     def semantic_search(
         self, world_id: str, embedding: Sequence[float], *, user_id: str | None, kinds: Sequence[DocKind],
@@ -95,12 +99,17 @@ def keyword_query(query: str) -> str:
 
 
 def search(clients: SearchPorts, world: World, query: str, *, user_id: str | None, limit: int = 10,
-           kinds: Sequence[DocKind] | None = None, now: datetime | None = None) -> SearchResponse:
-    """The best `limit` documents of the world (the user's own and shared ones when `user_id` is given)."""
+           kinds: Sequence[DocKind] | None = None, now: datetime | None = None,
+           as_of: datetime | None = None) -> SearchResponse:
+    """The best `limit` documents of the world (the user's own and shared ones when `user_id` is given). With
+    `as_of`, as memory stood then: the facts true then (superseded ones included, by meaning: the brains hold
+    today's), what had happened by then, and relative dates and recency read from then."""
     started = time.perf_counter()
-    now = now or utcnow()
+    now = as_of or now or utcnow()
     world_id, h = world.world_id, world.heuristics
-    kinds = tuple(kinds or SEARCHABLE)
+    wanted = tuple(kinds or SEARCHABLE)
+    # As of a past time, the facts come from their own read below, never from the brains' current ones.
+    kinds = tuple(k for k in wanted if k != "semantic") if as_of is not None else wanted
     intent = classify_query(query, h.retrieval.query_classifier)
     weights = h.retrieval.fusion_weights.get(intent, h.retrieval.fusion_weights["semantic"])
     depth = max(h.retrieval.search_candidates, limit)
@@ -109,7 +118,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     timings: dict[str, float] = {}
 
     keyword_f = _timed(timings, "keyword", lambda: clients.index.search(
-        world_id, lexical_query, user_id=user_id, kinds=kinds, limit=depth) if lexical_query else [])
+        world_id, lexical_query, user_id=user_id, kinds=kinds, limit=depth) if lexical_query and kinds else [])
     entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
     vector = query_vector(clients.embedder, query, h.retrieval.query_embedding_cache)
     semantic_f = _timed(timings, "semantic", lambda: clients.store.semantic_search(
@@ -119,7 +128,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
 
     def walk() -> tuple[dict[str, float], list[SemanticHit]]:
         reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)
-        return reached, graph_brain(clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h)
+        return reached, (graph_brain(clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h)
+                         if kinds else [])
 
     graph_f = _timed(timings, "graph", walk)
     unavailable: list[Brain] = []
@@ -130,6 +140,14 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         keyword, unavailable = [], ["keyword"]
     semantic: list[SemanticHit] = semantic_f.result()
     reached, graph = graph_f.result()
+    past: list[tuple[IndexDocument, float]] = []
+    if as_of is not None and "semantic" in wanted:
+        # Near the question by meaning, or about an entity the question leads to (the graph brain's part).
+        past = [(d, sim) for d, sim in clients.store.facts_as_of(
+            world_id, vector, as_of, user_id=user_id, limit=max(h.retrieval.search_semantic_candidates, limit))
+            if sim >= h.retrieval.semantic_brain_min_similarity or reached.keys() & set(d.entity_ids)]
+        semantic = sorted([*semantic, *(SemanticHit(doc_id=d.doc_id, kind="semantic", score=sim) for d, sim in past)],
+                          key=lambda s: -s.score)
 
     rankings = {"keyword": [key(k.kind, k.doc_id) for k in keyword],
                 "semantic": [key(s.kind, s.doc_id) for s in semantic],
@@ -143,9 +161,12 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                                               context_weight=h.retrieval.search_context_weight)
     neighbours, around = neighbours_f.result()
     found += around
+    found += past
     similarity: dict[Key, float] = {}
     docs: dict[Key, IndexDocument] = {}
     for d, sim in found:
+        if as_of is not None and d.kind not in ("semantic", "entity") and d.occurred_at and d.occurred_at > as_of:
+            continue  # it had not happened yet (an entity is a name, recorded whenever it was first read)
         if user_id is None or d.user_id in (None, user_id):
             docs[key(d.kind, d.doc_id)] = d
             if sim is not None:

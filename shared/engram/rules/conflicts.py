@@ -1,13 +1,18 @@
 """How two contradicting facts are settled (pure), in the rules' order: trust the domain database; trust
 the higher confidence when the gap exceeds 0.30; trust the more recent when the age gap exceeds 60 days;
 otherwise ask the user. A correction ("actually, ...") is the user's answer given before being asked, so it
-settles what would be asked (`correction_first`: before the two gaps, engram's former order).
+settles what would be asked (`correction_first`: before the two gaps, engram's former order); so does a stated
+change ("moved", "now lives", "no longer"): the value changed, the new one holds from when it was said.
+Before any of these, time: a value that became true before the current one did is older news, kept as history.
 Neither side is ever dropped: the loser is superseded and the conflict record says why."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Literal
 
 from engram.model.memories import ConflictStrategy, FactSource
@@ -21,6 +26,8 @@ class Side:
     source: FactSource
     valid_at: datetime  # when it became true (its valid_from, else when it was stated)
     is_correction: bool = False
+    is_change: bool = False  # the statement says the value changed ("moved", "now", "no longer")
+    said_at: datetime | None = None  # when it was first said (None: read as valid_at)
 
 
 @dataclass(frozen=True)
@@ -51,4 +58,32 @@ def decide(old: Side, new: Side, *, confidence_gap: float, recency_gap_days: flo
                         f"{days:.0f} days apart: the more recent holds")
     if corrected:
         return Decision("correction", "new", "the user corrected the earlier statement")
+    # Said strictly later: two values read from one statement at one time are no change of one into the other.
+    if new.is_change and not old.is_change and (new.said_at or new.valid_at) > (old.said_at or old.valid_at):
+        return Decision("change", "new", "the statement says the value changed: the new one holds from then")
     return Decision("ask_user", None, "no rule decides: the user is asked")
+
+
+def older_news(current: Side, stated: Side, *, undated_slack_days: float = 0.0) -> Decision | None:
+    """A value stated now that became true before the current one did is history, not a contradiction: the
+    current value stays, the stated one held until it began. A current value known only from when it was said
+    (no date of its own) may have held a while before: only a value older than that by more than
+    `undated_slack_days` is older news ("I moved to Porto last month" after "I live in Cork" is a move).
+    None when the stated value is not older."""
+    undated = current.said_at is None or current.said_at == current.valid_at
+    slack = timedelta(days=undated_slack_days if undated else 0.0)
+    if stated.valid_at >= current.valid_at - slack or "domain" in (current.source, stated.source):
+        return None  # the domain database's value is settled by its own rule
+    return Decision("history", "old", f"it held from {stated.valid_at:%Y-%m-%d}, before the current value "
+                                      f"(from {current.valid_at:%Y-%m-%d}): kept as history")
+
+
+def states_change(text: str, phrases: Sequence[str]) -> bool:
+    """Whether a statement says a value changed: one of the phrases as whole words, in any case."""
+    return bool(phrases) and _phrases(tuple(phrases)).search(text) is not None
+
+
+@lru_cache(maxsize=16)
+def _phrases(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True)) + r")\b",
+                      re.I)

@@ -31,6 +31,7 @@ from engram.model.memories import (
     ConflictDetail,
     EpisodicMemory,
     ExplainedFact,
+    FactHistory,
     LayerMemory,
     MemoryAudit,
     MemoryDeletion,
@@ -144,16 +145,18 @@ class EngramClient:
         return self.run(Routes.get_event(world, event_id))
 
     def ask(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
-            config: QueryConfig | None = None) -> QueryResponse:
-        """Ask and wait for the answer (the query loop runs while the request is open)."""
-        return self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config))  # type: ignore[no-any-return]
+            config: QueryConfig | None = None, as_of: datetime | None = None) -> QueryResponse:
+        """Ask and wait for the answer (the query loop runs while the request is open); with `as_of`, answered
+        with what memory held true then."""
+        return self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config,  # type: ignore[no-any-return]
+                                   as_of=as_of))
 
     def submit(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
-               config: QueryConfig | None = None, research: bool = False) -> str:
+               config: QueryConfig | None = None, research: bool = False, as_of: datetime | None = None) -> str:
         """Start the query loop (or, with `research`, a research run: plan, gather, evaluate, synthesize) and
         return the query id at once; read it with `get_query` or `wait`."""
         return str(self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config,
-                                       mode="research" if research else "async")))
+                                       mode="research" if research else "async", as_of=as_of)))
 
     def get_query(self, world: str, query_id: str) -> QueryResponse:
         return self.run(Routes.get_query(world, query_id))
@@ -167,8 +170,10 @@ class EngramClient:
             time.sleep(poll_s)
         return query
 
-    def search(self, world: str, q: str, *, user_id: str | None = None, limit: int = 10) -> SearchResponse:
-        return self.run(Routes.search(world, q, user_id=user_id, limit=limit))
+    def search(self, world: str, q: str, *, user_id: str | None = None, limit: int = 10,
+               as_of: datetime | None = None) -> SearchResponse:
+        """Fused search; with `as_of`, over memory as it stood then (the facts true then)."""
+        return self.run(Routes.search(world, q, user_id=user_id, limit=limit, as_of=as_of))
 
     def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
         return self.run(Routes.entities(world, name=name, limit=limit))
@@ -182,23 +187,25 @@ class EngramClient:
         return self.run(Routes.relationships(world, entity_id, depth=depth, user_id=user_id))
 
     @overload
-    def memories(self, world: str, user_id: str, *, layer: Literal["semantic"] = ..., limit: int = ...
-                 ) -> list[ExplainedFact]: ...
+    def memories(self, world: str, user_id: str, *, layer: Literal["semantic"] = ..., limit: int = ...,
+                 as_of: datetime | None = ...) -> list[ExplainedFact]: ...
     @overload
-    def memories(self, world: str, user_id: str, *, layer: Literal["episodic"], limit: int = ...
-                 ) -> list[EpisodicMemory]: ...
+    def memories(self, world: str, user_id: str, *, layer: Literal["episodic"], limit: int = ...,
+                 as_of: datetime | None = ...) -> list[EpisodicMemory]: ...
     @overload
-    def memories(self, world: str, user_id: str, *, layer: Literal["procedural"], limit: int = ...
-                 ) -> list[ProceduralMemory]: ...
+    def memories(self, world: str, user_id: str, *, layer: Literal["procedural"], limit: int = ...,
+                 as_of: datetime | None = ...) -> list[ProceduralMemory]: ...
     @overload
-    def memories(self, world: str, user_id: str, *, layer: Literal["summary"], limit: int = ...
-                 ) -> list[MemorySummary]: ...
+    def memories(self, world: str, user_id: str, *, layer: Literal["summary"], limit: int = ...,
+                 as_of: datetime | None = ...) -> list[MemorySummary]: ...
     @overload
-    def memories(self, world: str, user_id: str, *, layer: str, limit: int = ...) -> list[LayerMemory]: ...
-    def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[Any]:
+    def memories(self, world: str, user_id: str, *, layer: str, limit: int = ...,
+                 as_of: datetime | None = ...) -> list[LayerMemory]: ...
+    def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50,
+                 as_of: datetime | None = None) -> list[Any]:
         """A user's memories of one layer, the newest first: ExplainedFact (semantic), EpisodicMemory,
-        ProceduralMemory or MemorySummary (summary)."""
-        return self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
+        ProceduralMemory or MemorySummary (summary); with `as_of`, those memory held then (the facts true then)."""
+        return self.run(Routes.memories(world, user_id, layer=layer, limit=limit, as_of=as_of))
 
     def context(self, world: str, user_id: str, q: str, *, conversation_id: str | None = None,
                 max_tokens: int | None = None) -> PromptContext:
@@ -263,6 +270,10 @@ class EngramClient:
         """Import an export document (JSON Lines) small enough for one request; rows the world holds are skipped."""
         return self.run(Routes.import_document(world, text))
 
+    def memory_history(self, world: str, memory_id: str) -> FactHistory:
+        """A fact's history: its values in the order they became true, with valid times and what closed each."""
+        return self.run(Routes.memory_history(world, memory_id))
+
 
 class AsyncEngramClient:
     """The asynchronous twin of `EngramClient`: the same methods, awaited."""
@@ -303,13 +314,14 @@ class AsyncEngramClient:
         return await self.run(Routes.get_event(world, event_id))
 
     async def ask(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
-                  config: QueryConfig | None = None) -> QueryResponse:
-        return await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id, config=config))  # type: ignore[no-any-return]
+                  config: QueryConfig | None = None, as_of: datetime | None = None) -> QueryResponse:
+        return await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id,  # type: ignore[no-any-return]
+                                         config=config, as_of=as_of))
 
     async def submit(self, world: str, user_id: str, question: str, *, conversation_id: str | None = None,
-                     config: QueryConfig | None = None, research: bool = False) -> str:
+                     config: QueryConfig | None = None, research: bool = False, as_of: datetime | None = None) -> str:
         return str(await self.run(Routes.ask(world, user_id, question, conversation_id=conversation_id,
-                                             config=config, mode="research" if research else "async")))
+                                             config=config, mode="research" if research else "async", as_of=as_of)))
 
     async def get_query(self, world: str, query_id: str) -> QueryResponse:
         return await self.run(Routes.get_query(world, query_id))
@@ -322,8 +334,9 @@ class AsyncEngramClient:
             await asyncio.sleep(poll_s)
         return query
 
-    async def search(self, world: str, q: str, *, user_id: str | None = None, limit: int = 10) -> SearchResponse:
-        return await self.run(Routes.search(world, q, user_id=user_id, limit=limit))
+    async def search(self, world: str, q: str, *, user_id: str | None = None, limit: int = 10,
+                     as_of: datetime | None = None) -> SearchResponse:
+        return await self.run(Routes.search(world, q, user_id=user_id, limit=limit, as_of=as_of))
 
     async def entities(self, world: str, *, name: str | None = None, limit: int = 50) -> list[CanonicalEntity]:
         return await self.run(Routes.entities(world, name=name, limit=limit))
@@ -336,22 +349,24 @@ class AsyncEngramClient:
         return await self.run(Routes.relationships(world, entity_id, depth=depth, user_id=user_id))
 
     @overload
-    async def memories(self, world: str, user_id: str, *, layer: Literal["semantic"] = ..., limit: int = ...
-                       ) -> list[ExplainedFact]: ...
+    async def memories(self, world: str, user_id: str, *, layer: Literal["semantic"] = ..., limit: int = ...,
+                       as_of: datetime | None = ...) -> list[ExplainedFact]: ...
     @overload
-    async def memories(self, world: str, user_id: str, *, layer: Literal["episodic"], limit: int = ...
-                       ) -> list[EpisodicMemory]: ...
+    async def memories(self, world: str, user_id: str, *, layer: Literal["episodic"], limit: int = ...,
+                       as_of: datetime | None = ...) -> list[EpisodicMemory]: ...
     @overload
-    async def memories(self, world: str, user_id: str, *, layer: Literal["procedural"], limit: int = ...
-                       ) -> list[ProceduralMemory]: ...
+    async def memories(self, world: str, user_id: str, *, layer: Literal["procedural"], limit: int = ...,
+                       as_of: datetime | None = ...) -> list[ProceduralMemory]: ...
     @overload
-    async def memories(self, world: str, user_id: str, *, layer: Literal["summary"], limit: int = ...
-                       ) -> list[MemorySummary]: ...
+    async def memories(self, world: str, user_id: str, *, layer: Literal["summary"], limit: int = ...,
+                       as_of: datetime | None = ...) -> list[MemorySummary]: ...
     @overload
-    async def memories(self, world: str, user_id: str, *, layer: str, limit: int = ...) -> list[LayerMemory]: ...
-    async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50) -> list[Any]:
+    async def memories(self, world: str, user_id: str, *, layer: str, limit: int = ...,
+                       as_of: datetime | None = ...) -> list[LayerMemory]: ...
+    async def memories(self, world: str, user_id: str, *, layer: str = "semantic", limit: int = 50,
+                       as_of: datetime | None = None) -> list[Any]:
         """A user's memories of one layer, as `EngramClient.memories`."""
-        return await self.run(Routes.memories(world, user_id, layer=layer, limit=limit))
+        return await self.run(Routes.memories(world, user_id, layer=layer, limit=limit, as_of=as_of))
 
     async def context(self, world: str, user_id: str, q: str, *, conversation_id: str | None = None,
                       max_tokens: int | None = None) -> PromptContext:
@@ -395,6 +410,9 @@ class AsyncEngramClient:
 
     async def start_consolidation(self, world: str) -> str:
         return await self.run(Routes.start_consolidation(world))
+
+    async def memory_history(self, world: str, memory_id: str) -> FactHistory:
+        return await self.run(Routes.memory_history(world, memory_id))
 
     async def consolidation(self, world: str, execution_id: str) -> ConsolidationRun:
         return await self.run(Routes.consolidation(world, execution_id))

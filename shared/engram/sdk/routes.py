@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -19,6 +20,7 @@ from engram.model.memories import (
     LAYER_MODELS,
     ConflictDetail,
     ExplainedFact,
+    FactHistory,
     LayerMemory,
     MemoryAudit,
     MemoryDeletion,
@@ -115,6 +117,11 @@ def _model(model: type[BaseModel] | Any) -> Callable[[Any], Any]:
     return adapter.validate_python
 
 
+def _time(moment: datetime | None) -> str | None:
+    """A time as the API reads it: ISO 8601 (one without an offset is UTC)."""
+    return moment.isoformat() if moment is not None else None
+
+
 def _params(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
@@ -140,8 +147,10 @@ class Routes:
 
     @staticmethod
     def ask(world: str, user_id: str, question: str, *, conversation_id: str | None, config: QueryConfig | None,
-            mode: str = "sync") -> Call[Any]:
+            mode: str = "sync", as_of: datetime | None = None) -> Call[Any]:
         body = {"user_id": user_id, "question": question, "mode": mode, **_params(conversation_id=conversation_id)}
+        if as_of is not None:  # the answer as memory stood then: the config carries it
+            config = (config or QueryConfig()).model_copy(update={"as_of": as_of})
         if config is not None:
             body["config"] = config.model_dump(mode="json")
         parse = _model(QueryResponse) if mode == "sync" else (lambda doc: str(doc["query_id"]))
@@ -152,9 +161,10 @@ class Routes:
         return Call("GET", f"/v1/worlds/{world}/queries/{query_id}", _model(QueryResponse))
 
     @staticmethod
-    def search(world: str, q: str, *, user_id: str | None, limit: int) -> Call[SearchResponse]:
+    def search(world: str, q: str, *, user_id: str | None, limit: int,
+               as_of: datetime | None = None) -> Call[SearchResponse]:
         return Call("GET", f"/v1/worlds/{world}/search", _model(SearchResponse),
-                    params=_params(q=q, user_id=user_id, limit=limit))
+                    params=_params(q=q, user_id=user_id, limit=limit, as_of=_time(as_of)))
 
     @staticmethod
     def entities(world: str, *, name: str | None, limit: int) -> Call[list[CanonicalEntity]]:
@@ -173,10 +183,11 @@ class Routes:
                     params=_params(depth=depth, user_id=user_id))
 
     @staticmethod
-    def memories(world: str, user_id: str, *, layer: str, limit: int) -> Call[list[LayerMemory]]:
+    def memories(world: str, user_id: str, *, layer: str, limit: int,
+                 as_of: datetime | None = None) -> Call[list[LayerMemory]]:
         model = LAYER_MODELS.get(layer, LayerMemory)  # an unknown layer: the API says 422
         return Call("GET", f"/v1/worlds/{world}/users/{user_id}/memories", _model(list[model]),  # type: ignore[valid-type]
-                    params={"layer": layer, "limit": limit})
+                    params=_params(layer=layer, limit=limit, as_of=_time(as_of)))
 
     @staticmethod
     def context(world: str, user_id: str, q: str, *, conversation_id: str | None,
@@ -218,6 +229,10 @@ class Routes:
     def delete_memory(world: str, memory_id: str, *, note: str | None) -> Call[MemoryDeletion]:
         return Call("DELETE", f"/v1/worlds/{world}/memories/{memory_id}", _model(MemoryDeletion),
                     params=_params(note=note))
+
+    @staticmethod
+    def memory_history(world: str, memory_id: str) -> Call[FactHistory]:
+        return Call("GET", f"/v1/worlds/{world}/memories/{memory_id}/history", _model(FactHistory))
 
     @staticmethod
     def memory_audit(world: str, memory_id: str) -> Call[list[MemoryAudit]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -26,6 +27,9 @@ _CONFLICT = ("world_id, conflict_id, memory_id, conflicting_memory_id, status, s
 _PROCEDURAL = "world_id, memory_id, user_id, pattern, support_count, source_ids, confidence, created_at"
 _AUDIT = "world_id, audit_id, memory_id, user_id, action, before, after, note, request_id, at"
 _OUTBOX = "INSERT INTO index_outbox (world_id, kind, doc_id, op) VALUES (%s, %s, %s, 'upsert')"
+# A fact true at %(at)s: begun by then (its valid_from, else when it was recorded), not ended by then, not forgotten.
+VALID_AT = ("{m}status <> 'archived' AND coalesce({m}valid_from, {m}created_at) <= %(at)s "
+            "AND ({m}valid_to IS NULL OR {m}valid_to > %(at)s)")
 
 
 class MemoryRepo(PostgresBase):
@@ -122,16 +126,27 @@ class MemoryRepo(PostgresBase):
             return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
 
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
-                    user_id: str | None = None) -> list[SemanticMemory]:
-        """Active facts (`user_id`'s when given) whose subject or object is one of the entities, strongest first."""
+                    user_id: str | None = None, as_of: datetime | None = None,
+                    statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]:
+        """Facts of the statuses (`user_id`'s when given) whose subject or object is one of the entities, strongest
+        first; with `as_of`, the facts true then instead, superseded ones included."""
+        held = VALID_AT.format(m="") if as_of is not None else "status = ANY(%(s)s)"
         with self.tx(world_id) as cur:
             cur.execute(
-                f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %s AND status = 'active' AND "
-                "(subject_entity_id = ANY(%s) OR object_entity_id = ANY(%s)) AND (%s::text IS NULL OR user_id = %s) "
-                "ORDER BY confidence DESC, created_at LIMIT %s",
-                (world_id, list(entity_ids), list(entity_ids), user_id, user_id, limit),
+                f"SELECT {_SEMANTIC} FROM semantic_memories WHERE world_id = %(w)s AND {held} AND "
+                "(subject_entity_id = ANY(%(e)s) OR object_entity_id = ANY(%(e)s)) "
+                "AND (%(u)s::text IS NULL OR user_id = %(u)s) ORDER BY confidence DESC, created_at LIMIT %(k)s",
+                {"w": world_id, "e": list(entity_ids), "u": user_id, "k": limit, "at": as_of, "s": list(statuses)},
             )
             return [SemanticMemory.model_validate(r) for r in cur.fetchall()]
+
+    def memory_conflicts(self, world_id: str, memory_ids: Sequence[str]) -> list[MemoryConflict]:
+        """The conflicts naming any of the facts, on either side, oldest first."""
+        with self.tx(world_id) as cur:
+            cur.execute(f"SELECT {_CONFLICT} FROM memory_conflicts WHERE world_id = %s AND "
+                        "(memory_id = ANY(%s) OR conflicting_memory_id = ANY(%s)) ORDER BY created_at, conflict_id",
+                        (world_id, list(memory_ids), list(memory_ids)))
+            return [MemoryConflict.model_validate(r) for r in cur.fetchall()]
 
     def episodic_by_key(self, world_id: str, memory_id: str) -> EpisodicMemory | None:
         with self.tx(world_id) as cur:
@@ -140,16 +155,20 @@ class MemoryRepo(PostgresBase):
             row = cur.fetchone()
         return EpisodicMemory.model_validate(row) if row else None
 
-    def user_memories(self, world_id: str, user_id: str, layer: str, limit: int) -> list[Any]:
-        models: dict[str, tuple[str, str, type[BaseModel]]] = {
-            "episodic": ("episodic_memories", _EPISODIC, EpisodicMemory),
-            "semantic": ("semantic_memories", _SEMANTIC, SemanticMemory),
-            "procedural": ("procedural_memories", _PROCEDURAL, ProceduralMemory),
+    def user_memories(self, world_id: str, user_id: str, layer: str, limit: int, *,
+                      as_of: datetime | None = None) -> list[Any]:
+        """A user's memories of one layer, the newest first; with `as_of`, as memory held them then: the facts
+        true then (superseded ones included), the episodes and patterns there were by then."""
+        models: dict[str, tuple[str, str, type[BaseModel], str]] = {
+            "episodic": ("episodic_memories", _EPISODIC, EpisodicMemory, "occurred_at <= %(at)s"),
+            "semantic": ("semantic_memories", _SEMANTIC, SemanticMemory, VALID_AT.format(m="")),
+            "procedural": ("procedural_memories", _PROCEDURAL, ProceduralMemory, "created_at <= %(at)s"),
         }
-        table, columns, model = models[layer]
+        table, columns, model, then = models[layer]
         with self.tx(world_id) as cur:
-            cur.execute(f"SELECT {columns} FROM {table} WHERE world_id = %s AND user_id = %s "
-                        "ORDER BY created_at DESC LIMIT %s", (world_id, user_id, limit))
+            cur.execute(f"SELECT {columns} FROM {table} WHERE world_id = %(w)s AND user_id = %(u)s "
+                        f"AND {then if as_of is not None else 'TRUE'} ORDER BY created_at DESC LIMIT %(k)s",
+                        {"w": world_id, "u": user_id, "k": limit, "at": as_of})
             return [model.model_validate(r) for r in cur.fetchall()]
 
     def insert_conflict(self, conflict: MemoryConflict) -> None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
-from engram.adapters.postgres.search import DOCUMENT_SQL
+from engram.adapters.postgres.memories import VALID_AT
+from engram.adapters.postgres.search import DOCUMENT_SQL, FACT_DOCUMENT
 from engram.model.search import DocKind, IndexDocument, SemanticHit
 
 # kind -> (table, id column, extra filter)
@@ -43,6 +45,26 @@ def _user_filter(kind: str, user_id: str | None, alias: str = "") -> str:
 
 
 class RetrievalRepo(PostgresBase):
+    def facts_as_of(self, world_id: str, embedding: Sequence[float], as_of: datetime, *, user_id: str | None,
+                    limit: int) -> list[tuple[IndexDocument, float]]:
+        """The facts true at `as_of` (superseded ones included) nearest the vector, with their documents and
+        cosine similarity, best first: the semantic brain's facts for a search as of then."""
+        with self.tx(world_id) as cur:
+            # A scan of the world's facts true then (the HNSW index serves the current ones): a read of the past.
+            cur.execute(f"SELECT d.*, 1 - (t.embedding <=> %(q)s) AS similarity FROM ({FACT_DOCUMENT}"
+                        f"WHERE m.world_id = %(w)s AND {VALID_AT.format(m='m.')} "
+                        f"AND {_user_filter('semantic', user_id, 'm.')}) d JOIN semantic_memories t "
+                        "ON t.world_id = %(w)s AND t.memory_id = d.doc_id WHERE t.embedding IS NOT NULL "
+                        "ORDER BY t.embedding <=> %(q)s LIMIT %(k)s",
+                        {"q": to_vector(embedding), "w": world_id, "at": as_of, "u": user_id, "k": limit})
+            rows = cur.fetchall()
+        found = []
+        for r in rows:
+            sim = float(r.pop("similarity"))
+            found.append((IndexDocument.model_construct(world_id=world_id, kind="semantic",
+                                                        **{k: v for k, v in r.items() if v is not None}), sim))
+        return found
+
     def semantic_search(self, world_id: str, embedding: Sequence[float], *, user_id: str | None,
                         kinds: Sequence[DocKind], limit: int, min_similarity: float,
                         context_weight: float = 0.0) -> list[SemanticHit]:

@@ -43,6 +43,16 @@ _SOURCE_EVENTS = (
     " JOIN semantic_memories sm ON sm.world_id = {table}.world_id AND sm.memory_id = s.id "
     " CROSS JOIN LATERAL unnest(sm.source_event_ids) AS f(x)) q GROUP BY x ORDER BY min(n))"
 )
+# A fact happened when it became true, in the conversation of the event that first stated it (`m`, without a filter).
+FACT_DOCUMENT = (
+    f"SELECT m.memory_id AS doc_id, {_FACT_TEXT} AS text, m.user_id, coalesce(m.valid_from, m.created_at) "
+    "AS occurred_at, (SELECT ev.conversation_id FROM chat_events ev WHERE ev.world_id = m.world_id "
+    "AND ev.event_id = m.source_event_ids[1]) AS conversation_id, "
+    "m.confidence AS importance, array_remove(ARRAY[m.subject_entity_id, m.object_entity_id], NULL) AS entity_ids, "
+    "m.source_event_ids AS event_ids, m.confidence, m.reinforcement_count AS reinforcements, "
+    "m.last_validated_at AS validated_at FROM semantic_memories m LEFT JOIN canonical_entities s ON s.world_id = m.world_id "
+    "AND s.entity_id = m.subject_entity_id "
+)
 DOCUMENT_SQL: dict[str, str] = {
     "event": (
         # An event reads as who said what ("Dana: I moved to Lisbon"), as its vector does.
@@ -59,16 +69,7 @@ DOCUMENT_SQL: dict[str, str] = {
         "SELECT memory_id AS doc_id, content AS text, user_id, conversation_id, occurred_at, importance, entity_ids, "
         "event_ids FROM episodic_memories WHERE world_id = %s AND memory_id = ANY(%s) AND status = 'active'"
     ),
-    "semantic": (
-        # A fact happened when it became true, in the conversation of the event that first stated it.
-        f"SELECT m.memory_id AS doc_id, {_FACT_TEXT} AS text, m.user_id, coalesce(m.valid_from, m.created_at) "
-        "AS occurred_at, (SELECT ev.conversation_id FROM chat_events ev WHERE ev.world_id = m.world_id "
-        "AND ev.event_id = m.source_event_ids[1]) AS conversation_id, "
-        "m.confidence AS importance, array_remove(ARRAY[m.subject_entity_id, m.object_entity_id], NULL) AS entity_ids, "
-        "m.source_event_ids AS event_ids, m.confidence, m.reinforcement_count AS reinforcements, "
-        "m.last_validated_at AS validated_at FROM semantic_memories m LEFT JOIN canonical_entities s ON s.world_id = m.world_id "
-        "AND s.entity_id = m.subject_entity_id WHERE m.world_id = %s AND m.memory_id = ANY(%s) AND m.status = 'active'"
-    ),
+    "semantic": FACT_DOCUMENT + "WHERE m.world_id = %s AND m.memory_id = ANY(%s) AND m.status = 'active'",
     "summary": (
         "SELECT summary_id AS doc_id, content AS text, user_id, CASE WHEN scope_kind = 'conversation' "
         "THEN scope_id END AS conversation_id, created_at AS occurred_at, confidence AS importance, confidence, "

@@ -20,6 +20,7 @@ from engram.rules.classify import classify
 from engram.rules.confidence import initial_factors, reinforced, stored_confidence
 from engram.rules.conflicts import Side, decide
 from engram.rules.mentions import PRONOUNS
+from engram.rules.names import is_short_form
 
 
 class FactStore(ResolveStore, Protocol):
@@ -63,6 +64,11 @@ def _same_value(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
+def _says_the_same(predicate: str, known: str, new: str) -> bool:
+    """The same value; for a name, also the known name said shorter ("Alice" of "Alice Moreau" keeps it)."""
+    return _same_value(known, new) or (predicate == "name" and is_short_form(new, known))
+
+
 def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
                   now: datetime, counts: dict[str, int], names: MentionNames, *,
                   vector: Sequence[float] | None = None) -> SemanticMemory | None:
@@ -84,12 +90,12 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
                              user_id=event.user_id)
     for f in known:
-        if event.event_id in f.source_event_ids and _same_value(f.object_value, triple.object):
+        if event.event_id in f.source_event_ids and _says_the_same(triple.predicate, f.object_value, triple.object):
             if f.status == "active" and f.object_entity_id is not None:
                 relate_fact(clients, f, event.event_id, now)  # a re-run: make sure the edge stands, change nothing else
             return f
     active = [f for f in known if f.status == "active"]
-    same = [f for f in active if _same_value(f.object_value, triple.object)]
+    same = [f for f in active if _says_the_same(triple.predicate, f.object_value, triple.object)]
     if same:
         fact = same[0]
         fact.factors = reinforced(fact.factors or ConfidenceFactors(base=fact.confidence), cap,

@@ -41,6 +41,7 @@ DANA = [
     "Remember that Minho Foods still owes me a final paycheck.",
     "Tomorrow I will call Maya about the trip to Porto.",
     "Dee is what my sister calls me as well.",
+    "Oh, and Maya Whitfield is her full name, she kept ours.",
 ]
 
 
@@ -83,6 +84,7 @@ def test_a_users_conversation_makes_one_entity_per_person_company_and_place_and_
     assert {"dana whitfield", "dee"} <= aliases(reading, "w-dana", "dana")
     assert {"acme corporation", "acme"} <= aliases(reading, "w-dana", "Acme Corp")
     assert {"bobby", "robert"} <= aliases(reading, "w-dana", "Robert Lang")
+    assert "maya whitfield" in aliases(reading, "w-dana", "Maya")
 
 
 def test_every_name_of_the_conversation_resolves_to_its_one_entity(reading: Clients) -> None:
@@ -96,7 +98,7 @@ def test_every_name_of_the_conversation_resolves_to_its_one_entity(reading: Clie
         "Dana Whitfield": "dana", "Dee": "dana", "Acme Corp": "Acme Corp", "Acme Corporation": "Acme Corp",
         "ACME corp": "Acme Corp", "Acme": "Acme Corp", "Acme Inc": "Acme Corp", "Minho Foods": "Minho Foods",
         "Leeds": "Leeds", "Bristol": "Bristol", "Maya": "Maya", "Porto": "Porto", "Robert Lang": "Robert Lang",
-        "Bobby": "Robert Lang", "Robert": "Robert Lang"}
+        "Bobby": "Robert Lang", "Robert": "Robert Lang", "Maya Whitfield": "Maya"}
 
 
 def test_a_user_who_gives_a_shorter_name_keeps_the_longer_one_known(reading: Clients) -> None:

@@ -133,9 +133,9 @@ def test_a_settlement_of_a_mention_not_waiting_or_unknown_is_refused() -> None:
 
 
 # ---------------------------------------------------------------- with a parser, as people would expect
-def _people(fakes: FakePorts, *turns: str) -> dict[str, str | None]:
+def _people(fakes: FakePorts, *turns: str, first: int = 1) -> dict[str, str | None]:
     """The turns resolved with a parser; each name said -> the name of the entity it resolved to."""
-    mentions = _resolve(fakes, *turns)
+    mentions = _resolve(fakes, *turns, first=first)
     names = {e.entity_id: e.name for e in fakes.store.t.entities.values()}
     return {m.text: names.get(m.entity_id or "") for m in mentions if m.kind == "name"}
 
@@ -200,3 +200,11 @@ def test_a_nickname_stated_for_someone_is_an_alias_of_that_someone() -> None:
     said_ = _people(fakes, "My manager is Robert Lang, known as Bobby.", "Bobby called.")
     assert said_ == {"Robert Lang": "Robert Lang", "Bobby": "Robert Lang"}
     assert sorted(_entities(fakes)) == ["Robert Lang", "dana"]
+
+
+def test_a_full_name_after_the_first_name_alone_is_the_same_person_unless_she_has_another() -> None:
+    fakes = FakePorts(language=ListedNames({"Maya": "PERSON", "Maya Whitfield": "PERSON", "Maya Angelou": "PERSON"}))
+    assert _people(fakes, "My sister Maya called.", "Maya Whitfield is her full name.") == {
+        "Maya": "Maya", "Maya Whitfield": "Maya"}
+    assert _people(fakes, "I read Maya Angelou.", first=3) == {"Maya Angelou": "Maya Angelou"}
+    assert sorted(_entities(fakes)) == ["Maya", "Maya Angelou", "dana"]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.model.entities import EntityAlias, Mention, Resolution
+from engram.model.entities import EntityAlias, Mention, NameMatch, Resolution
 from engram.model.events import StoredEvent
 from engram.model.heuristics import Heuristics
+from engram.ports.entities import EntityStore
 from engram.ports.language import LanguageEngine, NamedSpan
-from engram.rules.names import StatedAlias, first_name, has_corporate_suffix, name_key
+from engram.rules.names import StatedAlias, first_name, has_corporate_suffix, is_short_form, name_key
 
 
 def named_spans(language: LanguageEngine | None, events: Sequence[StoredEvent]) -> dict[str, list[NamedSpan]] | None:
@@ -51,3 +52,33 @@ def stated_resolution(event: StoredEvent, mention: Mention, stated: Sequence[Sta
                                source="user", origin_event_id=event.event_id))
     learned.extend(derived_aliases(event.world_id, entity_id, said.alias, "person", h, event.event_id))
     return Resolution(mention=mention, method="alias", entity_id=entity_id, confidence=confidence)
+
+
+def suffix_free_matches(store: EntityStore, world_id: str, name: str, user_id: str | None,
+                        h: Heuristics) -> list[NameMatch]:
+    """The entities a company's name reaches by its key when its suffix made it miss ("Acme Corporation" ->
+    "acme": the alias "Acme Corp" was created with, or an entity named "Acme"): exact or sure alias matches;
+    none for a name without a suffix."""
+    key = name_key(name)
+    if key == " ".join(name.lower().split()):
+        return []
+    r = h.resolve
+    matches = store.match_name(world_id, key, user_id, fuzzy_min=r.fuzzy_min, alias_accept=r.alias_accept,
+                               limit=r.disambiguation_candidates)
+    return [m for m in matches if m.stage == "exact" or (m.stage == "alias" and m.score > r.alias_accept)]
+
+
+def first_named_person(store: EntityStore, world_id: str, name: str, entity_type: str) -> str | None:
+    """The one person known by a full name's first name alone ("Maya", then "Maya Whitfield"): the full name is
+    hers unless she already has another ("Maya Angelou" is someone else) or stands for a user. None: no such
+    person, or several."""
+    first = first_name(name) if entity_type == "person" else None
+    if first is None:
+        return None
+    exact = [m for m in store.match_name(world_id, first, None, fuzzy_min=1.0, alias_accept=1.0, limit=2)
+             if m.stage == "exact"]
+    found = store.get_entity(world_id, exact[0].entity_id) if len(exact) == 1 else None
+    if found is None or found.entity_type != "person" or found.external_ref is not None:
+        return None
+    named = [a for a in found.aliases if len(a.split()) > 1 and a.split()[0].lower() == first.lower()]
+    return found.entity_id if all(is_short_form(a, name) or a.lower() == name.lower() for a in named) else None

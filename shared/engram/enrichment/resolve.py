@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
-from engram.enrichment.aliases import derived_aliases, named_spans, stated_resolution
+from engram.enrichment.aliases import (
+    derived_aliases,
+    first_named_person,
+    named_spans,
+    stated_resolution,
+    suffix_free_matches,
+)
 from engram.errors import Conflict, NotFound
 from engram.model.common import utcnow
 from engram.model.entities import (
@@ -55,7 +61,7 @@ from engram.ports.language import LanguageEngine
 from engram.ports.mentions import MentionStore
 from engram.ports.relationships import RelationshipStore
 from engram.rules.mentions import alias_phrases, detect_mentions
-from engram.rules.names import guess_entity_type, name_key, stated_aliases
+from engram.rules.names import guess_entity_type, stated_aliases
 from engram.rules.ranking import CandidateEvidence, clear_winner, rank_candidates
 
 
@@ -214,6 +220,10 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         return from_domain
     if not create:
         return NameResolution(None, "unresolved", 0.0, [])
+    if (known := first_named_person(clients.store, scope.world_id, name, entity_type)) is not None:
+        return NameResolution(known, "alias", h.resolve.derived_alias_confidence, [], EntityAlias(
+            world_id=scope.world_id, entity_id=known, alias=name, confidence=h.resolve.derived_alias_confidence,
+            source="alias", origin_event_id=origin_event_id))
     created = clients.store.create_entity(scope.world_id, name, entity_type, origin_event_id=origin_event_id)
     for alias in derived_aliases(scope.world_id, created.entity_id, name, entity_type, h, origin_event_id):
         clients.store.add_alias(alias)
@@ -222,23 +232,15 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
 
 def _by_key(clients: ResolvePorts, scope: ResolutionScope, name: str, user_id: str | None,
             origin_event_id: str | None) -> NameResolution | None:
-    """A company's name through its key when its suffix made it miss ("Acme Corporation" -> "acme", the alias
-    "Acme Corp" was created with): the form is learned as a global alias. None: no suffix, or no entity."""
-    key = name_key(name)
-    if key == " ".join(name.lower().split()):
-        return None
-    h = scope.h
-    matches = clients.store.match_name(scope.world_id, key, user_id, fuzzy_min=h.resolve.fuzzy_min,
-                                       alias_accept=h.resolve.alias_accept, limit=h.resolve.disambiguation_candidates)
-    sure = [m for m in matches if m.stage == "exact" or (m.stage == "alias" and m.score > h.resolve.alias_accept)]
-    if not sure:
-        return None
-    found = _choose(clients, scope, sure, "alias")
-    if found.entity_id is None:
+    """A company's name through its suffix-free key ("Acme Corporation" -> "acme"), learned as a global
+    alias. None: no suffix, or no entity by the key."""
+    sure = suffix_free_matches(clients.store, scope.world_id, name, user_id, scope.h)
+    found = _choose(clients, scope, sure, "alias") if sure else None
+    if found is None or found.entity_id is None:
         return found
-    return found._replace(learned=EntityAlias(
-        world_id=scope.world_id, entity_id=found.entity_id, alias=name, confidence=h.resolve.derived_alias_confidence,
-        source="alias", origin_event_id=origin_event_id))
+    return found._replace(learned=EntityAlias(world_id=scope.world_id, entity_id=found.entity_id, alias=name,
+                                              confidence=scope.h.resolve.derived_alias_confidence, source="alias",
+                                              origin_event_id=origin_event_id))
 
 
 def _best_per_entity(matches: Sequence[NameMatch]) -> list[NameMatch]:

@@ -77,10 +77,10 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
     cap = h.extract.max_confidence
-    subject_id = names.entity_for(clients, event, triple.subject)
+    subject_id = names.entity_for(clients, event, triple.subject, triple.subject_type)
     if subject_id is None:
         return None
-    object_id = names.entity_for(clients, event, triple.object) if triple.object_is_entity else None
+    object_id = names.entity_for(clients, event, triple.object, triple.object_type) if triple.object_is_entity else None
     speaker_id = names.scope.user_entity_id(clients, event.user_id)
     if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
@@ -252,7 +252,8 @@ class MentionNames:
         for m in mentions:
             self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
 
-    def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str) -> str | None:
+    def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str,
+                   entity_type: str | None = None) -> str | None:
         if name == event.user_id:
             return self.scope.user_entity_id(clients, event.user_id)
         key = (event.event_id, name.lower())
@@ -260,7 +261,8 @@ class MentionNames:
             return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
         if name.lower() in PRONOUNS:
             return None  # never an entity named "She"
-        found = resolve_name(clients, self.scope, name, event.user_id, origin_event_id=event.event_id)
+        found = resolve_name(clients, self.scope, name, event.user_id, entity_type=entity_type or "thing",
+                             origin_event_id=event.event_id)
         if found.learned is not None:
             clients.store.add_alias(found.learned)
         return found.entity_id

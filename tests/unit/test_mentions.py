@@ -117,8 +117,23 @@ def test_a_parsers_span_loses_its_article_possessive_and_closing_period() -> Non
     assert parsed("We went to the Louvre.", [("the Louvre", "FAC")]) == [("Louvre", "place", True)]
     assert parsed("I said it to Acme Inc.", [("Acme Inc.", "ORG")]) == [("Acme Inc", "organization", True)]
     assert parsed("My friends call me D.", [("D.", "NORP")]) == [("D.", "thing", True)]
+    assert parsed("I see Dr. Patel on Tuesday.", [("Patel", "PERSON"), ("Tuesday", "DATE")]) == [
+        ("Dr. Patel", "person", True)]
+    assert found("I see Dr. Patel today.") == [("Patel", "name")]  # by rule, a title alone is no one
 
 
 def test_a_known_alias_inside_a_date_is_no_mention() -> None:
     assert parsed("See you in june, June.", [("june", "DATE")], ("june",)) == [("See", None, False),
                                                                                ("June", None, True)]
+
+
+def test_a_name_the_parser_cut_in_pieces_is_the_whole_capitalised_run() -> None:
+    assert parsed("I had lunch with Jamal Esposito today.", [("Jamal", "GPE"), ("Esposito", "PERSON"),
+                                                              ("today", "DATE")]) == [("Jamal Esposito", "person", True)]
+    assert parsed("We met the team from Vanara Media.", [("Vanara", "GPE")]) == [("Vanara Media", "organization", True)]
+    assert parsed("I had lunch with Lara Richter.", [("Lara", "PRODUCT")]) == [("Lara Richter", "person", True)]
+
+
+def test_a_name_the_parser_glued_to_a_time_stays_a_name_and_a_capitalised_date_is_none() -> None:
+    assert parsed("I spoke with Zentri this morning.", [("Zentri this morning", "TIME")]) == [("Zentri", None, True)]
+    assert parsed("We met on Christmas Eve.", [("Christmas Eve", "DATE")]) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engram.ports.language import NamedSpan
 from engram.rules.names import (
+    brand,
     first_name,
     guess_entity_type,
     has_corporate_suffix,
@@ -79,5 +80,13 @@ def test_types_come_from_the_parser_and_the_rule_corrects_its_known_slip() -> No
     assert parsed_entity_type("ORG", "I worked in ", "Acme Corp") == "organization"
     assert parsed_entity_type("PERSON", "I met ", "Maya") == "person"
     assert parsed_entity_type("FAC", "at the ", "Louvre") == "place"
+    assert parsed_entity_type("ORG", "Maya moved to ", "York") == "place"
+    assert parsed_entity_type("ORG", "I sent it to ", "Google") == "organization"
     assert guess_entity_type("I worked at ", "Minho Foods") == "organization"
     assert guess_entity_type("I moved to ", "Porto") == "place"
+
+
+def test_a_company_is_shortened_to_its_brand_but_a_name_of_words_stays_whole() -> None:
+    assert brand("Northwind Labs") == "northwind" and brand("Acme Robotics Inc.") == "acme"
+    assert brand("Acme Corp") == "acme" and brand("Minho Foods") == "minho"
+    assert brand("Bank of America") == "bank of america" and brand("Labs") == "labs"

@@ -208,3 +208,15 @@ def test_a_full_name_after_the_first_name_alone_is_the_same_person_unless_she_ha
         "Maya": "Maya", "Maya Whitfield": "Maya"}
     assert _people(fakes, "I read Maya Angelou.", first=3) == {"Maya Angelou": "Maya Angelou"}
     assert sorted(_entities(fakes)) == ["Maya", "Maya Angelou", "dana"]
+
+
+def test_a_company_said_without_its_kind_is_the_same_company_and_another_kind_is_another() -> None:
+    fakes = FakePorts(language=ListedNames({"Northwind Labs": "ORG", "Northwind": "ORG", "Acme Labs": "ORG",
+                                            "Acme Corp": "ORG"}))
+    assert _people(fakes, "I now work at Northwind Labs.", "Northwind is great.", "Acme Labs called.",
+                   "Acme Corp called too.") == {
+        "Northwind Labs": "Northwind Labs", "Northwind": "Northwind Labs", "Acme Labs": "Acme Labs",
+        "Acme Corp": "Acme Corp"}
+    fakes = FakePorts(language=ListedNames({"Northwind Labs": "ORG", "Northwind": "ORG"}))
+    assert _people(fakes, "I work at Northwind.", "Northwind Labs is the full name.") == {
+        "Northwind": "Northwind", "Northwind Labs": "Northwind"}

@@ -11,7 +11,7 @@ from engram.model.events import StoredEvent
 from engram.model.heuristics import Heuristics
 from engram.ports.entities import EntityStore
 from engram.ports.language import LanguageEngine, NamedSpan
-from engram.rules.names import StatedAlias, first_name, has_corporate_suffix, is_short_form, name_key
+from engram.rules.names import StatedAlias, brand, first_name, has_corporate_suffix, is_short_form, name_key
 
 
 def named_spans(language: LanguageEngine | None, events: Sequence[StoredEvent]) -> dict[str, list[NamedSpan]] | None:
@@ -25,12 +25,14 @@ def derived_aliases(world_id: str, entity_id: str, name: str, entity_type: str, 
                     origin_event_id: str | None) -> list[EntityAlias]:
     """The other forms a new entity's name is said in, as global aliases: a person's first name ("Dana" of
     "Dana Whitfield": one known Dana resolves to her, several are ranked or asked), a company's name without
-    its suffix ("acme" of "Acme Corp", which "Acme Corporation" and "ACME Inc." also come to)."""
+    its suffix ("acme" of "Acme Corp", which "Acme Corporation" and "ACME Inc." also come to) or its kind
+    ("northwind" of "Northwind Labs")."""
     forms = []
     if entity_type == "person" and (first := first_name(name)) is not None:
         forms.append(first)
-    if has_corporate_suffix(name):
-        forms.append(name_key(name))
+    short = brand(name) if entity_type == "organization" else name_key(name) if has_corporate_suffix(name) else None
+    if short is not None and short != " ".join(name.lower().split()):
+        forms.append(short)
     return [EntityAlias(world_id=world_id, entity_id=entity_id, alias=form, confidence=h.resolve.derived_alias_confidence,
                         source="created", origin_event_id=origin_event_id) for form in forms]
 
@@ -57,15 +59,22 @@ def stated_resolution(event: StoredEvent, mention: Mention, stated: Sequence[Sta
 def suffix_free_matches(store: EntityStore, world_id: str, name: str, user_id: str | None,
                         h: Heuristics) -> list[NameMatch]:
     """The entities a company's name reaches by its key when its suffix made it miss ("Acme Corporation" ->
-    "acme": the alias "Acme Corp" was created with, or an entity named "Acme"): exact or sure alias matches;
-    none for a name without a suffix."""
-    key = name_key(name)
-    if key == " ".join(name.lower().split()):
+    "acme"): one named so ("Acme", "Acme Corp", "ACME Inc."), never one that only shortens to it ("Acme
+    Labs" is another company); for a name of its kind ("Northwind Labs"), an entity named "Northwind"."""
+    key, short, said = name_key(name), brand(name), " ".join(name.lower().split())
+    if said in (key, short) and key == short:
         return []
     r = h.resolve
-    matches = store.match_name(world_id, key, user_id, fuzzy_min=r.fuzzy_min, alias_accept=r.alias_accept,
-                               limit=r.disambiguation_candidates)
-    return [m for m in matches if m.stage == "exact" or (m.stage == "alias" and m.score > r.alias_accept)]
+    found = [m for m in store.match_name(world_id, key, user_id, fuzzy_min=r.fuzzy_min, alias_accept=r.alias_accept,
+                                         limit=r.disambiguation_candidates)
+             if m.stage == "exact" or (m.stage == "alias" and m.score > r.alias_accept)] if key != said else []
+    named = {e.entity_id for e in store.get_entities(world_id, list({m.entity_id for m in found}))
+             if any(name_key(a) == key and a.lower() != key for a in [e.name, *e.aliases])}
+    found = [m for m in found if m.stage == "exact" or m.entity_id in named]
+    if not found and short not in (key, said):
+        found = [m for m in store.match_name(world_id, short, user_id, fuzzy_min=1.0, alias_accept=1.0,
+                                             limit=r.disambiguation_candidates) if m.stage == "exact"]
+    return found
 
 
 def first_named_person(store: EntityStore, world_id: str, name: str, entity_type: str) -> str | None:

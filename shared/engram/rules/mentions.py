@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from engram.model.entities import Mention
-from engram.rules.names import ENTITY_TYPES, Span, parsed_entity_type
+from engram.rules.names import ENTITY_TYPES, Span, guess_entity_type, parsed_entity_type
 from engram.rules.text import STOPWORDS
 
 PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his"})
@@ -23,8 +23,9 @@ _NOT_NAMES = frozenset({
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
     "today", "tomorrow", "yesterday", "lol", "haha", "cool", "awesome", "congrats", "congratulations",
-    "last", "next", "tonight", "morning", "evening", "afternoon", "weekend",
+    "last", "next", "tonight", "morning", "evening", "afternoon", "weekend", "dr", "mr", "mrs", "ms", "prof",
 })
+_TITLE_BEFORE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+$")
 # A span ending so is no name of its own: "Last Friday I", "Dana I'm" (the speaker's "I" follows a name).
 _NOT_NAME_ENDS = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n])[\s\"'(\[*-]*$")
@@ -43,25 +44,32 @@ def detect_mentions(event_id: str, text: str, known_aliases: Iterable[str] = (),
     """Mentions in one text, left to right, without overlaps (longer spans win). With a parser's `named`
     spans, a named entity is a name with its type, a date or number span is nothing, and a capitalised
     sentence start the parser did not read as a name may resolve to a known entity but never creates one."""
+    names = [m for span in named or () if span.label in ENTITY_TYPES for m in _named(event_id, text, span)]
+    dates = [(s.start, s.end) for s in named or () if s.label not in ENTITY_TYPES]
     found: list[Mention] = []
-    taken: list[tuple[int, int]] = []  # the parser's spans, named or not: a rule span across one is dropped
-    for span in named or ():
-        taken.append((span.start, span.end))
-        if span.label in ENTITY_TYPES:
-            found.extend(_named(event_id, text, span))
     for start, span_text in _capitalised(text):
         end = start + len(span_text)
-        if any(start < e and s < end for s, e in taken):
+        if any(start < e <= end for _s, e in dates):
+            continue  # a capitalised date ("Christmas Eve"); a name before a date's words stays ("Zentri this morning")
+        inside = [m for m in names if start <= m.start and m.end <= end]
+        if inside and len(span_text.split()) <= 3 and [(m.start, m.end) for m in inside] != [(start, end)]:
+            # The parser cut a name ("Jamal" GPE, "Esposito" PERSON): the whole capitalised run is the name.
+            names = [m for m in names if m not in inside]
+            found.append(Mention(text=span_text[:-2] if span_text.endswith("'s") else span_text, kind="name",
+                                 event_id=event_id, start=start, end=end,
+                                 entity_type=_run_type(text[:start], span_text, inside)))
+            continue
+        if any(start < m.end and m.start < end for m in names):
             continue
         opening = named is not None and _SENTENCE_START.search(text[:start]) is not None
         found.append(Mention(text=span_text[:-2] if span_text.endswith("'s") else span_text, kind="name",
                              event_id=event_id, start=start, end=end, may_create=not opening))
+    found += names
     # A description comes before a known alias of the same span: "my boss", once learned as an alias, is
     # still a description (resolved by alias, never created as a name).
     for m in _DESCRIPTION.finditer(text):
         found.append(Mention(text=m.group(0), kind="description", event_id=event_id, start=m.start(), end=m.end()))
     lowered = text.lower()
-    dates = [(s.start, s.end) for s in named or () if s.label not in ENTITY_TYPES]
     for alias in known_aliases:
         for m in re.finditer(rf"(?<!\w){re.escape(alias.lower())}(?!\w)", lowered):
             if not any(m.start() < e and s < m.end() for s, e in dates):  # "June" the month is no one
@@ -91,12 +99,24 @@ def _capitalised(text: str) -> list[tuple[int, str]]:
     return spans
 
 
+def _run_type(before: str, run: str, pieces: Sequence[Mention]) -> str:
+    """A name the parser cut in pieces is a person if a piece is; else what its words say (a company's
+    kind, "in" a place); else its last piece's place or organization; else a person."""
+    types = [m.entity_type for m in pieces]
+    guessed = guess_entity_type(before, run)
+    if "person" in types or guessed != "person":
+        return "person" if "person" in types else guessed
+    return types[-1] if types[-1] in ("place", "organization") else "person"
+
+
 def _named(event_id: str, text: str, span: Span) -> list[Mention]:
     """A parser's named span as a name: without a leading "the", a possessive or a closing period
     ("the Louvre" -> "Louvre", "Acme Inc." -> "Acme Inc"); lowercase ones resolve but never create."""
     start, end = span.start, span.end
     if text[start:end].lower().startswith("the ") and end - start > 4:
         start += 4
+    if span.label == "PERSON" and (title := _TITLE_BEFORE.search(text[:start])) is not None:
+        start = title.start()  # "Dr. Patel" is who was named, not "Patel"
     for tail in ("'s", "’s", "."):
         if text[start:end].endswith(tail) and end - start > len(tail) + 1:
             end -= len(tail)

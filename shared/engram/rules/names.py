@@ -50,12 +50,19 @@ def guess_entity_type(before: str, name: str) -> str:
     return "place" if previous in _PLACE_PREPOSITIONS else "person"
 
 
+_MOTION = frozenset({"move", "moved", "moving", "moves", "went", "go", "going", "goes", "relocated", "relocating",
+                     "flew", "fly", "flying", "travelled", "traveled", "travel", "drove", "trip", "back", "came",
+                     "come", "coming", "emigrated", "headed", "heading", "returned", "visit", "visited"})
+
+
 def parsed_entity_type(label: str, before: str, name: str) -> str:
     """The entity type of a parser's label, corrected where the small parser is known to slip: a bare name
-    after "in" read as an organization ("head office in Bristol") is a place unless it sounds like a company."""
+    read as an organization after "in" ("head office in Bristol") or a move ("moved to York") is a place
+    unless it sounds like a company."""
     entity_type = ENTITY_TYPES[label]
-    previous = before.split()[-1].lower() if before.split() else ""
-    if entity_type == "organization" and previous in {"in", "near"} and guess_entity_type(before, name) == "place":
+    words = before.lower().split()[-2:]
+    where = words[-1:] in (["in"], ["near"]) or (len(words) == 2 and words[1] == "to" and words[0] in _MOTION)
+    if entity_type == "organization" and where and name.split()[-1].lower().rstrip(".") not in _ORG_WORDS:
         return "place"
     return entity_type
 
@@ -76,6 +83,15 @@ def name_key(name: str) -> str:
 def has_corporate_suffix(name: str) -> bool:
     """Whether the name ends with a corporate suffix its key drops ("Acme Corp." yes, "Acme" no)."""
     return name_key(name) != " ".join(w.strip(".,;:!?") for w in name.lower().replace(",", " ").split() if w)
+
+
+def brand(name: str) -> str:
+    """A company's name as people shorten it: its key without the words that say what kind of company it is
+    ("Northwind Labs" -> "northwind", "Acme Robotics Inc" -> "acme"); "Bank of America" stays whole."""
+    words = name_key(name).split()
+    while len(words) > 1 and words[-1] in _ORG_WORDS:
+        words = words[:-1]
+    return " ".join(words)
 
 
 def first_name(name: str) -> str | None:

@@ -70,6 +70,9 @@ def test_someone_elses_nickname_names_the_name_before_it() -> None:
     assert said("My manager is Robert Lang, known as Bobby.") == [("Bobby", "Robert Lang")]
     assert said("Elizabeth (aka Liz) is here.") == [("Liz", "Elizabeth")]
     assert said("Jonathan goes by Jon.") == [("Jon", "Jonathan")]
+    assert said("Elizabeth, also called Liz, is here.") == [("Liz", "Elizabeth")]
+    assert said("Sam called Maya yesterday.") == []  # a call, not a name
+    assert said("Priya called me Friday.") == []
     [bobby] = stated_aliases("My manager is Robert Lang, known as Bobby.")
     assert (bobby.start, bobby.end, bobby.subject_start) == (36, 41, 14)
 

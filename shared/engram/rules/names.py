@@ -135,7 +135,7 @@ _SPEAKER_NICKNAME = re.compile(
 _WHAT_THEY_CALL_ME = re.compile(_NAME + r"\s+(?i:is\s+what\s+(?:\w+\s+){0,4}call(?:s|ed)?\s+me)\b")
 _INTRODUCTION = re.compile(r"\b(?i:i'm|i\s+am)\s+" + _NAME)
 _THIRD_PERSON = re.compile(
-    _NAME + r"(?:,\s*|\s+\(?)(?i:(?:also\s+|better\s+)?(?:known\s+as|aka|a\.k\.a\.|nicknamed|called))\s+" + _NAME
+    _NAME + r"(?:,\s*|\s+\(?)(?i:(?:also\s+|better\s+)?known\s+as|aka|a\.k\.a\.|nicknamed|also\s+called)\s+" + _NAME
     + r"|" + _NAME + r"\s+(?i:goes\s+by)\s+" + _NAME)
 _NOT_NICKNAMES = frozenset({
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "tomorrow", "today", "tonight",

@@ -122,6 +122,10 @@ def test_a_parsers_span_loses_its_article_possessive_and_closing_period() -> Non
     assert found("I see Dr. Patel today.") == [("Patel", "name")]  # by rule, a title alone is no one
 
 
+def test_chat_interjections_are_no_one_even_when_the_parser_names_them() -> None:
+    assert parsed("OMG, LOL that's hilarious", [("OMG", "ORG"), ("LOL", "ORG")]) == []
+
+
 def test_a_known_alias_inside_a_date_is_no_mention() -> None:
     assert parsed("See you in june, June.", [("june", "DATE")], ("june",)) == [("See", None, False),
                                                                                ("June", None, True)]

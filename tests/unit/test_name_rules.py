@@ -87,6 +87,7 @@ def test_types_come_from_the_parser_and_the_rule_corrects_its_known_slip() -> No
     assert parsed_entity_type("ORG", "I sent it to ", "Google") == "organization"
     assert guess_entity_type("I worked at ", "Minho Foods") == "organization"
     assert guess_entity_type("I moved to ", "Porto") == "place"
+    assert guess_entity_type("I took an ", "Uber") == "thing"
 
 
 def test_a_company_is_shortened_to_its_brand_but_a_name_of_words_stays_whole() -> None:

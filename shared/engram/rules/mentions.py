@@ -24,6 +24,8 @@ _NOT_NAMES = frozenset({
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
     "today", "tomorrow", "yesterday", "lol", "haha", "cool", "awesome", "congrats", "congratulations",
     "last", "next", "tonight", "morning", "evening", "afternoon", "weekend", "dr", "mr", "mrs", "ms", "prof",
+    "omg", "lmao", "rofl", "ugh", "idk", "tbh", "imo", "fyi", "asap", "wtf", "brb", "ttyl", "yay", "hmm", "meh",
+    "yeah", "yep", "nope", "aww", "ooh", "xoxo",
 })
 _TITLE_BEFORE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+$")
 # A span ending so is no name of its own: "Last Friday I", "Dana I'm" (the speaker's "I" follows a name).

@@ -47,6 +47,8 @@ def guess_entity_type(before: str, name: str) -> str:
     if name.split()[-1].lower().rstrip(".") in _ORG_WORDS:
         return "organization"
     previous = before.split()[-1].lower() if before.split() else ""
+    if previous in {"a", "an", "the"}:
+        return "thing"  # "an Uber", "the Warriors": no one's name
     return "place" if previous in _PLACE_PREPOSITIONS else "person"
 
 

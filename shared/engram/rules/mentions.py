@@ -25,7 +25,10 @@ _NOT_NAMES = frozenset({
     "today", "tomorrow", "yesterday", "lol", "haha", "cool", "awesome", "congrats", "congratulations",
     "last", "next", "tonight", "morning", "evening", "afternoon", "weekend", "dr", "mr", "mrs", "ms", "prof",
     "omg", "lmao", "rofl", "ugh", "idk", "tbh", "imo", "fyi", "asap", "wtf", "brb", "ttyl", "yay", "hmm", "meh",
-    "yeah", "yep", "nope", "aww", "ooh", "xoxo",
+    "yeah", "yep", "nope", "aww", "ooh", "xoxo", "bye", "goodbye", "glad", "wanna", "gonna", "gotta", "nah",
+    "welcome", "cheers", "fri", "tues", "tue", "weds", "thur", "thurs", "sept", "woohoo", "hooray", "whoa", "woah",
+    "always", "even", "never", "maybe", "perhaps", "hopefully", "definitely", "absolutely", "totally", "honestly",
+    "seriously", "literally", "basically", "anyway", "anyways", "still", "just", "really", "indeed", "exactly",
 })
 _TITLE_BEFORE = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+$")
 # A span ending so is no name of its own: "Last Friday I", "Dana I'm" (the speaker's "I" follows a name).
@@ -122,6 +125,8 @@ def _named(event_id: str, text: str, span: Span) -> list[Mention]:
     for tail in ("'s", "’s", "."):
         if text[start:end].endswith(tail) and end - start > len(tail) + 1:
             end -= len(tail)
+    while (word := re.match(r"[\w']+[\s,]+", text[start:end])) and word.group(0).rstrip(", ").lower() in _NOT_NAMES:
+        start += word.end()  # "Bye Caroline" -> "Caroline"
     words = text[start:end].split()
     if not words or all(w.lower() in _NOT_NAMES | STOPWORDS for w in words):
         return []

@@ -60,9 +60,8 @@ def test_an_entity_comes_with_its_aliases_facts_and_relationships(api: httpx.Cli
     reply = api.get(f"/v1/worlds/{WORLD}/entities/{graph['sam']}")
     assert reply.status_code == 200, reply.text
     body = reply.json()
-    assert body["name"] == "Sam Carter" and body["aliases"] == ["Sam", "Sam Carter"]  # "Sam": his first name
-    assert [(a["alias"], a["user_id"], a["source"]) for a in body["alias_details"]] == [
-        ("Sam Carter", None, "created"), ("Sam", None, "created")]
+    assert body["name"] == "Sam Carter" and body["aliases"] == ["Sam Carter"]
+    assert [(a["alias"], a["user_id"], a["source"]) for a in body["alias_details"]] == [("Sam Carter", None, "created")]
     assert [f["predicate"] for f in body["facts"]] == ["boss_of"]
     assert [(r["relation"], r["target_entity_id"]) for r in body["relationships"]] == [("boss_of", graph["dana"])]
     assert body["relationships"][0]["source_memory_ids"] == [body["facts"][0]["memory_id"]]

@@ -483,11 +483,10 @@ def test_an_entity_comes_with_its_aliases_facts_and_relationships(clients: Clien
     clients.store.add_alias(EntityAlias(world_id="w-detail", entity_id=sam, alias="Sammy", user_id="omar",
                                         confidence=0.9, source="user"))
     detail = entity_detail(clients, clients.world("w-detail"), sam)
-    assert {a.alias for a in detail.alias_details} == {"Sam Carter", "Sam", "Sammy"}  # "Sam": his first name
+    assert {a.alias for a in detail.alias_details} == {"Sam Carter", "Sammy"}
     assert [f.predicate for f in detail.facts] == ["boss_of"] and [r.relation for r in detail.relationships] == [
         "boss_of"]
-    assert {a.alias for a in entity_detail(clients, clients.world("w-detail"), sam, user_id="dana").alias_details} == {"Sam Carter",
-                                                                                                                "Sam"}
+    assert {a.alias for a in entity_detail(clients, clients.world("w-detail"), sam, user_id="dana").alias_details} == {"Sam Carter"}
 
 
 def test_entities_are_found_by_name_alias_misspelling_and_definition(clients: Clients) -> None:

@@ -1,17 +1,19 @@
-"""The aliases resolution teaches without a model: the names a text states for its speaker or someone
-("call me Dee", "My name is Dana Whitfield", "Robert Lang, known as Bobby"), and the forms a new entity's
-name is also said in (a person's first name, a company's name without its suffix)."""
+"""Names resolved as people say them, without a model: the names a text states for its speaker or someone
+("call me Dee", "My name is Dana Whitfield", "Robert Lang, known as Bobby"), a first name alone for the one
+person known by it, a company whatever its suffix ("Acme Corporation" for "Acme Corp") or without its kind
+("Northwind" for "Northwind Labs"), and a full name for the one person known by its first name alone. The
+parts of a name are matched against the world's names when asked, never stored as aliases of their own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.model.entities import EntityAlias, Mention, NameMatch, Resolution
+from engram.model.entities import CanonicalEntity, EntityAlias, Mention, Resolution
 from engram.model.events import StoredEvent
 from engram.model.heuristics import Heuristics
 from engram.ports.entities import EntityStore
 from engram.ports.language import LanguageEngine, NamedSpan
-from engram.rules.names import StatedAlias, brand, first_name, has_corporate_suffix, is_short_form, name_key
+from engram.rules.names import StatedAlias, brand, first_name, is_short_form, name_key
 
 
 def named_spans(language: LanguageEngine | None, events: Sequence[StoredEvent]) -> dict[str, list[NamedSpan]] | None:
@@ -21,27 +23,13 @@ def named_spans(language: LanguageEngine | None, events: Sequence[StoredEvent]) 
     return dict(zip([e.event_id for e in events], language.entities([e.content for e in events]), strict=True))
 
 
-def derived_aliases(world_id: str, entity_id: str, name: str, entity_type: str, h: Heuristics,
-                    origin_event_id: str | None) -> list[EntityAlias]:
-    """The other forms a new entity's name is said in, as global aliases: a person's first name ("Dana" of
-    "Dana Whitfield": one known Dana resolves to her, several are ranked or asked), a company's name without
-    its suffix ("acme" of "Acme Corp", which "Acme Corporation" and "ACME Inc." also come to) or its kind
-    ("northwind" of "Northwind Labs")."""
-    forms = []
-    if entity_type == "person" and (first := first_name(name)) is not None:
-        forms.append(first)
-    short = brand(name) if entity_type == "organization" else name_key(name) if has_corporate_suffix(name) else None
-    if short is not None and short != " ".join(name.lower().split()):
-        forms.append(short)
-    return [EntityAlias(world_id=world_id, entity_id=entity_id, alias=form, confidence=h.resolve.derived_alias_confidence,
-                        source="created", origin_event_id=origin_event_id) for form in forms]
-
-
 def stated_resolution(event: StoredEvent, mention: Mention, stated: Sequence[StatedAlias], speaker_id: str,
-                      resolved: dict[tuple[int, int], str | None], h: Heuristics, learned: list[EntityAlias]) -> Resolution | None:
+                      resolved: dict[tuple[int, int], str | None], h: Heuristics,
+                      learned: list[EntityAlias]) -> Resolution | None:
     """A mention that is a name the text states for its speaker ("call me Dee") or for a name before it
-    ("Robert Lang, known as Bobby") resolves to that entity, and the name becomes its global alias (with the
-    first name of a full name stated). None: the mention states no name, or its subject did not resolve."""
+    ("Robert Lang, known as Bobby") resolves to that entity, and the name becomes its alias: the world's for the
+    speaker's own name (as a stated `name` fact's is), the speaker's own for someone else's nickname. None: the
+    mention states no name, or its subject did not resolve."""
     said = next((s for s in stated if s.start < mention.end and mention.start < s.end), None)
     if said is None or mention.kind != "name":
         return None
@@ -51,30 +39,36 @@ def stated_resolution(event: StoredEvent, mention: Mention, stated: Sequence[Sta
         return None
     confidence = h.resolve.stated_alias_confidence
     learned.append(EntityAlias(world_id=event.world_id, entity_id=entity_id, alias=said.alias, confidence=confidence,
-                               source="user", origin_event_id=event.event_id))
-    learned.extend(derived_aliases(event.world_id, entity_id, said.alias, "person", h, event.event_id))
+                               user_id=None if said.subject is None else event.user_id, source="user",
+                               origin_event_id=event.event_id))
     return Resolution(mention=mention, method="alias", entity_id=entity_id, confidence=confidence)
 
 
-def suffix_free_matches(store: EntityStore, world_id: str, name: str, user_id: str | None,
-                        h: Heuristics) -> list[NameMatch]:
-    """The entities a company's name reaches by its key when its suffix made it miss ("Acme Corporation" ->
-    "acme"): one named so ("Acme", "Acme Corp", "ACME Inc."), never one that only shortens to it ("Acme
-    Labs" is another company); for a name of its kind ("Northwind Labs"), an entity named "Northwind"."""
-    key, short, said = name_key(name), brand(name), " ".join(name.lower().split())
-    if said in (key, short) and key == short:
+def name_part_matches(store: EntityStore, world_id: str, name: str, entity_type: str) -> list[str]:
+    """The entities a name is a part or a variant of: a first name alone of a person's full name ("Robert" of
+    "Robert Lang", or of a user's stated "Dana Whitfield"); a company's name said without its kind or with
+    another suffix ("Northwind" of "Northwind Labs", "Acme Corporation" of "Acme Corp", never of "Acme Labs").
+    Empty when the name is none of these or the world knows no such entity."""
+    said, key, short = " ".join(name.lower().split()), name_key(name), brand(name)
+    alone = len(said.split()) == 1 and name[:1].isupper()
+    if not alone and said == key == short:
         return []
-    r = h.resolve
-    found = [m for m in store.match_name(world_id, key, user_id, fuzzy_min=r.fuzzy_min, alias_accept=r.alias_accept,
-                                         limit=r.disambiguation_candidates)
-             if m.stage == "exact" or (m.stage == "alias" and m.score > r.alias_accept)] if key != said else []
-    named = {e.entity_id for e in store.get_entities(world_id, list({m.entity_id for m in found}))
-             if any(name_key(a) == key and a.lower() != key for a in [e.name, *e.aliases])}
-    found = [m for m in found if m.stage == "exact" or m.entity_id in named]
-    if not found and short not in (key, said):
-        found = [m for m in store.match_name(world_id, short, user_id, fuzzy_min=1.0, alias_accept=1.0,
-                                             limit=r.disambiguation_candidates) if m.stage == "exact"]
-    return found
+    found = store.entities_named_from(world_id, short if short != key else key, 20)
+    # A name read as a place is no part of anyone's ("York" is not York University).
+    kinds = {"person": {"person"}, "organization": {"organization"}, "thing": {"person", "organization"}}
+    return [e.entity_id for e in found if e.entity_type in kinds.get(entity_type, set())
+            and _part_of(e, said, key, short, alone)]
+
+
+def _part_of(entity: CanonicalEntity, said: str, key: str, short: str, alone: bool) -> bool:
+    names = [entity.name, *entity.aliases]
+    if entity.entity_type == "person":
+        return alone and any((first_name(n) or "").lower() == key for n in names)
+    if key != said and any(name_key(n) == key for n in names):
+        return True  # another spelling of one company ("Acme Corp" for "Acme Corporation")
+    if short != key:
+        return any(" ".join(n.lower().split()) == short for n in names)  # "Northwind" for "Northwind Labs"
+    return alone and entity.entity_type == "organization" and any(brand(n) == key for n in names)
 
 
 def first_named_person(store: EntityStore, world_id: str, name: str, entity_type: str) -> str | None:

@@ -4,8 +4,9 @@ The cascade, each stage recorded as the resolution's `method`:
 
 - exact: the normalized canonical name (confidence 1.0);
 - alias: a known alias above `alias_accept`, the user's own before the world's global ones; a name the text
-  states ("call me Dee", "X, known as Y"), which it teaches; a company's name whatever its suffix ("Acme
-  Corporation" is "Acme Corp": the key of `rules.names.name_key`); a person's first name (taught on creation);
+  states ("call me Dee", "X, known as Y"), which it teaches; a part or variant of a known name: a first name
+  alone ("Robert" is Robert Lang), a company whatever its suffix or without its kind (`rules.names.name_key`,
+  `brand`: "Acme Corporation" is Acme Corp, "Northwind" Northwind Labs), a full name of a first name known alone;
 - fuzzy: trigram neighbours (similarity times alias confidence above `fuzzy_min`): one candidate resolves
   and, above `fuzzy_single_accept`, is learned as the user's alias; several are `disambiguation_required`
   until the user settles it (`settle_disambiguation`, which learns the alias);
@@ -27,13 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
-from engram.enrichment.aliases import (
-    derived_aliases,
-    first_named_person,
-    named_spans,
-    stated_resolution,
-    suffix_free_matches,
-)
+from engram.enrichment.aliases import first_named_person, name_part_matches, named_spans, stated_resolution
 from engram.errors import Conflict, NotFound
 from engram.model.common import utcnow
 from engram.model.entities import (
@@ -201,9 +196,10 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         return _choose(clients, scope, mine or exact, "exact")
     if confident:
         return _choose(clients, scope, own or confident, "alias")
-    keyed = _by_key(clients, scope, name, user_id, origin_event_id)
-    if keyed is not None:
-        return keyed
+    parts = name_part_matches(clients.store, scope.world_id, name, entity_type)
+    if parts:  # "Robert" for Robert Lang, "Acme Corporation" for Acme Corp: one resolves, several are ranked
+        return _choose(clients, scope, [NameMatch(entity_id=i, stage="alias", score=h.resolve.derived_alias_confidence)
+                                        for i in parts], "alias")
     fuzzy = _best_per_entity([m for m in matches if m.stage == "fuzzy"])
     if len(fuzzy) == 1:
         match = fuzzy[0]
@@ -222,25 +218,10 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         return NameResolution(None, "unresolved", 0.0, [])
     if (known := first_named_person(clients.store, scope.world_id, name, entity_type)) is not None:
         return NameResolution(known, "alias", h.resolve.derived_alias_confidence, [], EntityAlias(
-            world_id=scope.world_id, entity_id=known, alias=name, confidence=h.resolve.derived_alias_confidence,
-            source="alias", origin_event_id=origin_event_id))
+            world_id=scope.world_id, entity_id=known, alias=name, user_id=user_id,
+            confidence=h.resolve.derived_alias_confidence, source="alias", origin_event_id=origin_event_id))
     created = clients.store.create_entity(scope.world_id, name, entity_type, origin_event_id=origin_event_id)
-    for alias in derived_aliases(scope.world_id, created.entity_id, name, entity_type, h, origin_event_id):
-        clients.store.add_alias(alias)
     return NameResolution(created.entity_id, "created", 1.0, [])
-
-
-def _by_key(clients: ResolvePorts, scope: ResolutionScope, name: str, user_id: str | None,
-            origin_event_id: str | None) -> NameResolution | None:
-    """A company's name through its suffix-free key ("Acme Corporation" -> "acme"), learned as a global
-    alias. None: no suffix, or no entity by the key."""
-    sure = suffix_free_matches(clients.store, scope.world_id, name, user_id, scope.h)
-    found = _choose(clients, scope, sure, "alias") if sure else None
-    if found is None or found.entity_id is None:
-        return found
-    return found._replace(learned=EntityAlias(world_id=scope.world_id, entity_id=found.entity_id, alias=name,
-                                              confidence=scope.h.resolve.derived_alias_confidence, source="alias",
-                                              origin_event_id=origin_event_id))
 
 
 def _best_per_entity(matches: Sequence[NameMatch]) -> list[NameMatch]:

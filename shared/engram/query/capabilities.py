@@ -279,8 +279,7 @@ def entity_record(clients: CapabilityPorts, world: World, user_id: str, entity: 
     names = _names(clients, world_id, [f.subject_entity_id for f in facts]
                    + [i for r in relationships for i in (r.source_entity_id, r.target_entity_id)])
     lines = [f"{entity.name} ({entity.entity_type})" + (f": {entity.description}" if entity.description else "")]
-    # A part of the name ("Thaddeus" of "Thaddeus Vorn", "acme" of "Acme Corp", taught to resolve it) is no other name.
-    aliases = [a for a in entity.aliases if a.lower() not in entity.name.lower()]
+    aliases = [a for a in entity.aliases if a.lower() != entity.name.lower()]
     if aliases:
         lines.append("also called " + ", ".join(aliases))
     lines += [f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} (confidence {f.confidence:.2f}; "

@@ -57,10 +57,16 @@ _MOTION = frozenset({"move", "moved", "moving", "moves", "went", "go", "going", 
                      "come", "coming", "emigrated", "headed", "heading", "returned", "visit", "visited"})
 
 
+_PETS = re.compile(r"\b(?:dog|cat|puppy|kitten|pet|hamster|parrot|rabbit|bunny|horse|pony|bird|turtle|snake|"
+                   r"goldfish|fish|guinea pig)s?\b[^.!?]*\b(?:called|named|is)\s+$", re.I)
+
+
 def parsed_entity_type(label: str, before: str, name: str) -> str:
     """The entity type of a parser's label, corrected where the small parser is known to slip: a bare name
     read as an organization after "in" ("head office in Bristol") or a move ("moved to York") is a place
-    unless it sounds like a company."""
+    unless it sounds like a company; a pet's name ("my dog is called Biscuit") is an animal."""
+    if _PETS.search(before):
+        return "animal"
     entity_type = ENTITY_TYPES[label]
     words = before.lower().split()[-2:]
     where = words[-1:] in (["in"], ["near"]) or (len(words) == 2 and words[1] == "to" and words[0] in _MOTION)

@@ -128,6 +128,14 @@ class InMemoryEntityStore:
         fuzzy = sorted((m for m in fuzzy if m.score > fuzzy_min), key=lambda m: -m.score)[: limit * 3]
         return exact + aliases + fuzzy
 
+    def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
+        n = normalized(words)
+        named = {a.entity_id for a in self.t.aliases
+                 if a.world_id == world_id and (normalized(a.alias) == n or normalized(a.alias).startswith(n + " "))}
+        found = [e for e in self.t.of_world(self.t.entities, world_id)
+                 if e.entity_id in named or normalized(e.name).startswith(n + " ")]
+        return [self._entity(world_id, e) for e in sorted(found, key=lambda e: e.created_at)[:limit]]
+
     def entity_usage(self, world_id: str, entity_ids: Sequence[str]) -> dict[str, tuple[str, int, datetime | None]]:
         usage: dict[str, tuple[str, int, datetime | None]] = {}
         for entity_id in entity_ids:

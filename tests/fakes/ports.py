@@ -12,6 +12,7 @@ from engram.adapters.offline.llm import OfflineLLM
 from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.model.world import World
 from engram.ports import LLM, DomainDatabase, Embedder, WebSearch
+from engram.ports.language import LanguageEngine
 from tests.fakes.index import InMemoryIndex
 from tests.fakes.store import InMemoryStore
 from tests.fakes.workflows import RecordingWorkflows
@@ -29,6 +30,7 @@ class FakePorts:
     heuristics: Heuristics = DEFAULT_HEURISTICS
     domain: DomainDatabase | None = None
     web: WebSearch | None = None
+    language: LanguageEngine | None = None  # None: mentions by the rules alone
 
     def world(self, world_id: str) -> World:
         """The world as a step resolves it: these fakes' heuristics (no stored overrides)."""

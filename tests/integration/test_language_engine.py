@@ -19,3 +19,9 @@ def test_one_pipeline_per_process_and_parses_are_kept() -> None:
     first = shared_engine().doc("Kalani Brandt lives in Cork.")
     assert shared_engine().doc("Kalani Brandt lives in Cork.") is first
     assert engine.name.startswith("spacy-3.8") and "core_web_sm" in engine.name
+
+
+def test_common_words_the_small_pipeline_misreads_as_someone_are_no_named_entity() -> None:
+    tons, kalani = shared_engine().entities(["Tons of fun.", "Kalani works at Bluefin Analytics."])
+    assert tons == []
+    assert [(s.text, s.label) for s in kalani] == [("Kalani", "PERSON"), ("Bluefin Analytics", "ORG")]

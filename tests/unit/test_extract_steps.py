@@ -16,7 +16,7 @@ from engram.errors import ExtractionRejected
 from engram.model.entities import EntitySighting
 from engram.model.memories import OntologyPredicate, SemanticMemory
 from engram.model.world import World
-from engram.ports import ExtractionResult, LLMReply, Reference, WindowEvent
+from engram.ports import ExtractedTriple, ExtractionResult, LLMReply, Reference, Usage, WindowEvent
 from tests.fakes.conversations import T0, said
 from tests.fakes.ports import FakePorts
 
@@ -154,3 +154,21 @@ def test_an_enrichment_failed_for_good_leaves_its_events_stored_and_failed_with_
     events = fakes.store.get_events("w1", ["e1", "e2"])
     assert {(e.enrichment_status, e.enrichment_error) for e in events} == {
         ("failed", "States.Timeout: the extract task timed out")}
+
+
+class ReadingLLM(OfflineLLM):
+    """A model that reads one third-person fact, with the entity types it saw, out of every window."""
+
+    def extract(self, events: Sequence[WindowEvent], known_entities: Sequence[str], *,
+                references: Sequence[Reference] = (), candidates: Sequence[EntitySighting] = (),
+                predicates: Sequence[OntologyPredicate] = ()) -> LLMReply[ExtractionResult]:
+        triple = ExtractedTriple(subject="Kalani Brandt", predicate="lives_in", object="Cork", object_is_entity=True,
+                                 event_id=events[0].event_id, subject_type="person", object_type="place")
+        return LLMReply(value=ExtractionResult(triples=[triple]), usage=Usage())
+
+
+def test_a_name_first_met_in_a_triple_is_created_with_the_type_the_reader_saw() -> None:
+    fakes = FakePorts(llm=ReadingLLM())
+    _extract(fakes, "apparently kalani brandt lives in cork now")
+    kalani, cork = fakes.store.find_entity_by_name("w1", "Kalani Brandt"), fakes.store.find_entity_by_name("w1", "Cork")
+    assert kalani is not None and cork is not None and (kalani.entity_type, cork.entity_type) == ("person", "place")

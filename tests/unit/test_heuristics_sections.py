@@ -14,7 +14,7 @@ FLAT_NAMES = {
     "base_importance", "importance_keywords", "importance_keyword_boost", "importance_cap",
     "max_events_per_batch", "max_content_chars", "enrichment_sweep_grace_s", "enrichment_sweep_limit",
     "tag_keywords", "alias_accept", "fuzzy_min", "fuzzy_single_accept", "coreference_accept",
-    "domain_create_confidence", "domain_search_limit", "domain_ask_between_rows", "coreference_min", "settled_alias_confidence", "disambiguation_candidates",
+    "domain_create_confidence", "domain_search_limit", "domain_ask_between_rows", "coreference_min", "settled_alias_confidence", "stated_alias_confidence", "derived_alias_confidence", "disambiguation_candidates",
     "alias_ngram_max_words", "alias_lookup_max_phrases", "settle_max_mentions", "rank_weight_alias",
     "rank_weight_recency", "rank_weight_usage", "rank_weight_source", "rank_recency_half_life_days",
     "rank_usage_half_count", "rank_source_weights", "rank_margin", "coreference_max_sightings",

@@ -7,7 +7,7 @@ import pytest
 
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.resolve import (
-    ResolvePorts,
+    MentionPorts,
     pending_disambiguations,
     resolve_events,
     settle_disambiguation,
@@ -18,6 +18,7 @@ from engram.model.entities import DomainMatch, DomainSource, EntityAlias, Record
 from engram.model.world import World
 from tests.fakes.conversations import said
 from tests.fakes.domain import InMemoryDomain
+from tests.fakes.language import ListedNames
 from tests.fakes.ports import FakePorts
 
 WORLD = World("w1")
@@ -27,7 +28,7 @@ def _resolve(fakes: FakePorts, *turns: str, first: int = 1) -> list[RecordedMent
     request = said(*turns, first=first)
     ingest_events(fakes, WORLD, request)
     ids = [e.event_id for e in request.events if e.event_id]
-    ports: ResolvePorts = fakes
+    ports: MentionPorts = fakes
     resolve_events(ports, WORLD, ids)
     return fakes.store.recorded_mentions("w1", ids)
 
@@ -129,3 +130,93 @@ def test_a_settlement_of_a_mention_not_waiting_or_unknown_is_refused() -> None:
         settle_disambiguation(fakes, WORLD, priya.mention_id, SettleRequest(new_entity=True))
     with pytest.raises(NotFound):
         settle_disambiguation(fakes, WORLD, "men_unknown", SettleRequest(new_entity=True))
+
+
+# ---------------------------------------------------------------- with a parser, as people would expect
+def _people(fakes: FakePorts, *turns: str, first: int = 1) -> dict[str, str | None]:
+    """The turns resolved with a parser; each name said -> the name of the entity it resolved to."""
+    mentions = _resolve(fakes, *turns, first=first)
+    names = {e.entity_id: e.name for e in fakes.store.t.entities.values()}
+    return {m.text: names.get(m.entity_id or "") for m in mentions if m.kind == "name"}
+
+
+def _entities(fakes: FakePorts) -> dict[str, str]:
+    return {e.name: e.entity_type for e in fakes.store.t.entities.values()}
+
+
+def test_the_parser_reads_a_whole_batch_in_one_call_and_types_what_it_creates() -> None:
+    language = ListedNames({"Minho Foods": "ORG", "Leeds": "GPE", "Maya": "PERSON", "last Friday": "DATE"})
+    fakes = FakePorts(language=language)
+    said_ = _people(fakes, "I worked at Minho Foods in Leeds.", "I saw my sister Maya last Friday.")
+    assert said_ == {"Minho Foods": "Minho Foods", "Leeds": "Leeds", "Maya": "Maya"}
+    assert _entities(fakes) == {"dana": "person", "Minho Foods": "organization", "Leeds": "place", "Maya": "person"}
+    assert len(language.batches) == 1 and len(language.batches[0]) == 2
+
+
+def test_no_entity_from_a_date_or_a_sentence_start_the_parser_did_not_name() -> None:
+    fakes = FakePorts(language=ListedNames({"Last Friday": "DATE", "Next Tuesday": "DATE"}))
+    said_ = _people(fakes, "Big news: I got the job.", "Last Friday I celebrated.", "Next Tuesday I start.")
+    assert said_ == {"Big": None}
+    assert _entities(fakes) == {"dana": "person"}
+
+
+def test_a_first_name_alone_resolves_to_the_one_person_known_by_it() -> None:
+    fakes = FakePorts(language=ListedNames({"Robert Lang": "PERSON", "Robert": "PERSON"}))
+    assert _people(fakes, "My manager is Robert Lang.", "I told Robert about it.") == {
+        "Robert Lang": "Robert Lang", "Robert": "Robert Lang"}
+    assert _entities(fakes) == {"dana": "person", "Robert Lang": "person"}
+
+
+def test_a_first_name_two_known_people_share_is_not_a_new_person() -> None:
+    fakes = FakePorts()
+    _resolve(fakes, "I met Robert Lang and Robert Okafor.")
+    [robert] = [m for m in _resolve(fakes, "Then I called Robert.", first=2) if m.text == "Robert"]
+    assert robert.method == "disambiguation_required" and len(robert.candidates) == 2
+    assert sorted(_entities(fakes)) == ["Robert Lang", "Robert Okafor", "dana"]
+
+
+def test_a_companys_suffix_and_case_make_no_new_entity() -> None:
+    fakes = FakePorts(language=ListedNames({"Acme Corp": "ORG", "Acme Corporation": "ORG", "ACME corp": "ORG",
+                                            "Acme Inc.": "ORG", "Acme": "ORG"}))
+    said_ = _people(fakes, "I started at Acme Corp.", "Acme Corporation is in Bristol.", "ACME corp pays well.",
+                    "They said Acme Inc. is hiring.", "I like Acme.")
+    assert {k: v for k, v in said_.items() if k != "Bristol"} == {
+        "Acme Corp": "Acme Corp", "Acme Corporation": "Acme Corp", "ACME corp": "Acme Corp", "Acme Inc": "Acme Corp",
+        "Acme": "Acme Corp"}
+    assert [n for n, t in _entities(fakes).items() if t == "organization"] == ["Acme Corp"]
+
+
+def test_a_nickname_the_speaker_states_is_an_alias_of_the_speaker() -> None:
+    fakes = FakePorts(language=ListedNames({"Dana Whitfield": "PERSON", "Dee": "PERSON"}))
+    said_ = _people(fakes, "My name is Dana Whitfield, but everyone calls me Dee.", "Dee is back!")
+    assert said_ == {"Dana Whitfield": "dana", "Dee": "dana"}
+    assert _entities(fakes) == {"dana": "person"}
+    [dee] = fakes.store.find_alias("w1", "dee", None)
+    assert (dee.user_id, dee.source, dee.origin_event_id) == (None, "user", "e1")
+
+
+def test_a_nickname_stated_for_someone_is_an_alias_of_that_someone() -> None:
+    fakes = FakePorts(language=ListedNames({"Robert Lang": "PERSON", "Bobby": "PERSON"}))
+    said_ = _people(fakes, "My manager is Robert Lang, known as Bobby.", "Bobby called.")
+    assert said_ == {"Robert Lang": "Robert Lang", "Bobby": "Robert Lang"}
+    assert sorted(_entities(fakes)) == ["Robert Lang", "dana"]
+
+
+def test_a_full_name_after_the_first_name_alone_is_the_same_person_unless_she_has_another() -> None:
+    fakes = FakePorts(language=ListedNames({"Maya": "PERSON", "Maya Whitfield": "PERSON", "Maya Angelou": "PERSON"}))
+    assert _people(fakes, "My sister Maya called.", "Maya Whitfield is her full name.") == {
+        "Maya": "Maya", "Maya Whitfield": "Maya"}
+    assert _people(fakes, "I read Maya Angelou.", first=3) == {"Maya Angelou": "Maya Angelou"}
+    assert sorted(_entities(fakes)) == ["Maya", "Maya Angelou", "dana"]
+
+
+def test_a_company_said_without_its_kind_is_the_same_company_and_another_kind_is_another() -> None:
+    fakes = FakePorts(language=ListedNames({"Northwind Labs": "ORG", "Northwind": "ORG", "Acme Labs": "ORG",
+                                            "Acme Corp": "ORG"}))
+    assert _people(fakes, "I now work at Northwind Labs.", "Northwind is great.", "Acme Labs called.",
+                   "Acme Corp called too.") == {
+        "Northwind Labs": "Northwind Labs", "Northwind": "Northwind Labs", "Acme Labs": "Acme Labs",
+        "Acme Corp": "Acme Corp"}
+    fakes = FakePorts(language=ListedNames({"Northwind Labs": "ORG", "Northwind": "ORG"}))
+    assert _people(fakes, "I work at Northwind.", "Northwind Labs is the full name.") == {
+        "Northwind": "Northwind", "Northwind Labs": "Northwind"}

@@ -14,8 +14,10 @@ from engram.ports.language import NamedSpan
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span
 
+_PROPER_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC"})  # named by proper nouns
+_NAME_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "appos", "attr", "conj"})
 _PARSES_KEPT = 4_096  # recent texts' parses: a window's turns are read by resolve, extract and the answer
 
 
@@ -63,7 +65,18 @@ class SpacyEngine:
         return self.docs([text])[0]
 
     def entities(self, texts: Sequence[str]) -> list[list[NamedSpan]]:
-        return [[NamedSpan(e.text, e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in self.docs(texts)]
+        """The named entities, less the small pipeline's misreadings of common words as someone ("Glad",
+        "Tons", "Congrats"): a person, organization or place span with no proper noun that is not even used
+        as a name would be (the subject or object of a verb: "Kalani works at...")."""
+        return [[NamedSpan(e.text, e.start_char, e.end_char, e.label_) for e in doc.ents if _reads_as_name(e)]
+                for doc in self.docs(texts)]
+
+
+def _reads_as_name(span: Span) -> bool:
+    if span.label_ not in _PROPER_LABELS or any(t.pos_ == "PROPN" for t in span):
+        return True
+    root = span.root
+    return root.dep_ in _NAME_ROLES and root.pos_ in ("ADJ", "NOUN") and root.tag_ != "NNS"
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from engram.consolidation import run as consolidation
 from engram.enrichment.extract import ExtractPorts, ExtractStore, extract_events
 from engram.enrichment.indexing import IndexingPorts, IndexingStore, index_pending
-from engram.enrichment.resolve import resolve_events
+from engram.enrichment.resolve import MentionPorts, resolve_events
 from engram.errors import ConfigurationError, NotFound
 from engram.model.steps import ConsolidationRun, RunTotals
 from engram.model.world import World
@@ -24,7 +24,7 @@ class EnrichStore(ExtractStore, IndexingStore, Protocol):
     """What the enrichment steps read and write together."""
 
 
-class EnrichPorts(ExtractPorts, IndexingPorts, Protocol):
+class EnrichPorts(MentionPorts, ExtractPorts, IndexingPorts, Protocol):
     """The ports of the enrichment steps (Resolve, Extract, Index), and the World each step resolves: the
     `Clients` bundle, or the unit tests' in-memory fakes."""
 

@@ -1,6 +1,7 @@
 """An embedded stack in one process for benchmarks: embedded PostgreSQL and tantivy under a data
-directory, the configured embedder, the offline model, and the inline workflows (engram.app.inline: each
-state machine's steps run in the caller's thread, in the state machine's order)."""
+directory, the configured embedder, the offline model, the language engine (as every mode has it), and the
+inline workflows (engram.app.inline: each state machine's steps run in the caller's thread, in the state
+machine's order)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def embedded_clients(data_dir: Path, *, embedder: str = "minilm") -> Iterator[Cl
     from engram.adapters.postgres.embedded import ensure_database, start_embedded_postgres
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
-    from engram.adapters.spacy_engine import shared_engine
     from engram.adapters.tantivy_index import TantivyIndex
+    from engram.app.factory import build_language
 
     settings = Settings(data_dir=data_dir, embedder=embedder, llm="offline")  # type: ignore[arg-type]
     vectors = build_embedder(settings)
@@ -33,7 +34,7 @@ def embedded_clients(data_dir: Path, *, embedder: str = "minilm") -> Iterator[Cl
     index = TantivyIndex(data_dir / "index")
     workflows = InlineWorkflows()
     clients = Clients(settings=settings, store=store, index=index, embedder=vectors, llm=OfflineLLM(),
-                      workflows=workflows, language=shared_engine())
+                      workflows=workflows, language=build_language(settings))
     workflows.clients = clients
     try:
         yield clients

@@ -23,6 +23,7 @@ from engram.rules.classify import classify
 from engram.rules.confidence import initial_factors, reinforced, stored_confidence
 from engram.rules.conflicts import Decision, Side, decide, older_news, states_change
 from engram.rules.mentions import PRONOUNS
+from engram.rules.names import is_short_form
 
 
 class FactStore(ResolveStore, Protocol):
@@ -66,6 +67,11 @@ def _same_value(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
+def _says_the_same(predicate: str, known: str, new: str) -> bool:
+    """The same value; for a name, also the known name said shorter ("Alice" of "Alice Moreau" keeps it)."""
+    return _same_value(known, new) or (predicate == "name" and is_short_form(new, known))
+
+
 def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: ExtractedTriple, h: Heuristics,
                   now: datetime, counts: dict[str, int], names: MentionNames, *,
                   vector: Sequence[float] | None = None) -> SemanticMemory | None:
@@ -76,10 +82,10 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     cap = h.extract.max_confidence
     if triple.negated:  # a stated end is no new fact: it closes the fact it ends
         return close_facts(clients, world_id, event, triple, counts, names)
-    subject_id = names.entity_for(clients, event, triple.subject)
+    subject_id = names.entity_for(clients, event, triple.subject, triple.subject_type)
     if subject_id is None:
         return None
-    object_id = names.entity_for(clients, event, triple.object) if triple.object_is_entity else None
+    object_id = names.entity_for(clients, event, triple.object, triple.object_type) if triple.object_is_entity else None
     speaker_id = names.scope.user_entity_id(clients, event.user_id)
     if triple.predicate == "name" and subject_id == speaker_id:
         store.add_alias(EntityAlias(world_id=world_id, entity_id=subject_id, alias=triple.object,
@@ -91,12 +97,12 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
     known = store.find_facts(world_id, subject_id, triple.predicate, statuses=("active", "superseded"),
                              user_id=event.user_id)
     for f in known:
-        if event.event_id in f.source_event_ids and _same_value(f.object_value, triple.object):
+        if event.event_id in f.source_event_ids and _says_the_same(triple.predicate, f.object_value, triple.object):
             if f.status == "active" and f.object_entity_id is not None:
                 relate_fact(clients, f, event.event_id, now)  # a re-run: make sure the edge stands, change nothing else
             return f
     active = [f for f in known if f.status == "active"]
-    same = [f for f in active if _same_value(f.object_value, triple.object)]
+    same = [f for f in active if _says_the_same(triple.predicate, f.object_value, triple.object)]
     if same:
         fact = same[0]
         fact.factors = reinforced(fact.factors or ConfidenceFactors(base=fact.confidence), cap,
@@ -231,7 +237,7 @@ def close_facts(clients: FactPorts, world_id: str, event: StoredEvent, triple: E
     (superseded, valid until the end), with no new value. `ends`: for a predicate that ends a value ("quit
     Acme"), the predicates whose facts with that value it closes, instead of its own. Returns the first closed
     (None when nothing held). A re-run finds them closed already and changes nothing."""
-    subject_id = names.entity_for(clients, event, triple.subject)
+    subject_id = names.entity_for(clients, event, triple.subject, triple.subject_type)
     if subject_id is None:
         return None
     object_id = names.by_event.get((event.event_id, triple.object.lower()))  # resolved, never created, for an end
@@ -314,7 +320,8 @@ class MentionNames:
         for m in mentions:
             self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
 
-    def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str) -> str | None:
+    def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str,
+                   entity_type: str | None = None) -> str | None:
         if name == event.user_id:
             return self.scope.user_entity_id(clients, event.user_id)
         key = (event.event_id, name.lower())
@@ -322,7 +329,8 @@ class MentionNames:
             return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
         if name.lower() in PRONOUNS:
             return None  # never an entity named "She"
-        found = resolve_name(clients, self.scope, name, event.user_id, origin_event_id=event.event_id)
+        found = resolve_name(clients, self.scope, name, event.user_id, entity_type=entity_type or "thing",
+                             origin_event_id=event.event_id)
         if found.learned is not None:
             clients.store.add_alias(found.learned)
         return found.entity_id

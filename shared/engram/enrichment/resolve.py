@@ -3,7 +3,10 @@
 The cascade, each stage recorded as the resolution's `method`:
 
 - exact: the normalized canonical name (confidence 1.0);
-- alias: a known alias above `alias_accept`, the user's own before the world's global ones;
+- alias: a known alias above `alias_accept`, the user's own before the world's global ones; a name the text
+  states ("call me Dee", "X, known as Y"), which it teaches; a part or variant of a known name: a first name
+  alone ("Robert" is Robert Lang), a company whatever its suffix or without its kind (`rules.names.name_key`,
+  `brand`: "Acme Corporation" is Acme Corp, "Northwind" Northwind Labs), a full name of a first name known alone;
 - fuzzy: trigram neighbours (similarity times alias confidence above `fuzzy_min`): one candidate resolves
   and, above `fuzzy_single_accept`, is learned as the user's alias; several are `disambiguation_required`
   until the user settles it (`settle_disambiguation`, which learns the alias);
@@ -11,7 +14,9 @@ The cascade, each stage recorded as the resolution's `method`:
   its own) to one of the conversation's recent entities, at whatever confidence the model gives (unless a world
   sets `coreference_min`); a description above `coreference_accept` is learned as the user's alias;
 - domain: the world's domain database; its first match creates the entity lazily with its external reference;
-- created: an unknown proper noun becomes a new entity so the graph grows; anything else is `unresolved`.
+- created: an unknown proper noun becomes a new entity so the graph grows, typed by the parser where one read
+  it (`clients.language`); a date, a number or a capitalised sentence start the parser did not read as a name
+  never does; anything else is `unresolved`.
 
 Several candidates for one name are ranked by alias confidence, recency, usage and source.
 """
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
+from engram.enrichment.aliases import first_named_person, name_part_matches, named_spans, stated_resolution
 from engram.errors import Conflict, NotFound
 from engram.model.common import utcnow
 from engram.model.entities import (
@@ -46,9 +52,11 @@ from engram.ports import Coreference, Reference, WindowEvent
 from engram.ports.domain import DomainDatabase
 from engram.ports.entities import EntityStore
 from engram.ports.events import EventStore
+from engram.ports.language import LanguageEngine
 from engram.ports.mentions import MentionStore
 from engram.ports.relationships import RelationshipStore
 from engram.rules.mentions import alias_phrases, detect_mentions
+from engram.rules.names import guess_entity_type, stated_aliases
 from engram.rules.ranking import CandidateEvidence, clear_winner, rank_candidates
 
 
@@ -64,6 +72,13 @@ class ResolvePorts(Protocol):
     def store(self) -> ResolveStore: ...
     @property
     def domain(self) -> DomainDatabase | None: ...
+
+
+class MentionPorts(ResolvePorts, Protocol):
+    """The resolve step's ports: resolution's, and the parser that reads names and their types (None: rules)."""
+
+    @property
+    def language(self) -> LanguageEngine | None: ...
 
 
 class NameResolution(NamedTuple):
@@ -96,22 +111,34 @@ class ResolutionScope:
 
 
 # ---------------------------------------------------------------- the resolve step
-def resolve_events(clients: ResolvePorts, world: World, event_ids: Sequence[str]) -> dict[str, int]:
-    """Resolve the mentions of a batch of events. Idempotent: a mention already recorded (by its span) is
-    left as it is, so a retried step neither re-learns nor overwrites what a user settled. Pronouns and
-    descriptions no alias explains wait, `unresolved`, for the coreference of the extraction call."""
+def resolve_events(clients: MentionPorts, world: World, event_ids: Sequence[str]) -> dict[str, int]:
+    """Resolve the mentions of a batch of events (the parser reads the batch in one call). Idempotent: a
+    mention already recorded (by its span) is left as it is, so a retried step neither re-learns nor overwrites
+    what a user settled. Pronouns and descriptions no alias explains wait, `unresolved`, for the coreference of
+    the extraction call."""
     world_id, scope = world.world_id, ResolutionScope.read(clients, world)
     store = clients.store
     events = store.get_events(world_id, event_ids)
     store.set_enrichment(world_id, [e.event_id for e in events], "enriching")
     recorded = {(m.event_id, m.start, m.end) for m in store.recorded_mentions(world_id, [e.event_id for e in events])}
     counts = {"mentions": 0, "resolved": 0, "created": 0, "disambiguation": 0, "awaiting_coreference": 0}
-    for event in sorted(events, key=lambda e: e.occurred_at):
-        scope.user_entity_id(clients, event.user_id)
-        mentions = detect_mentions(event.event_id, event.content, known_aliases(clients, scope, event))
+    events = sorted(events, key=lambda e: e.occurred_at)
+    named = named_spans(clients.language, events)
+    for event in events:
+        speaker_id = scope.user_entity_id(clients, event.user_id)
+        spans = None if named is None else named[event.event_id]
+        mentions = detect_mentions(event.event_id, event.content, known_aliases(clients, scope, event), spans)
+        stated = stated_aliases(event.content, spans)
         learned: list[EntityAlias] = []
-        resolutions = [resolve_mention(clients, scope, event, m, learned) for m in mentions
-                       if (m.event_id, m.start, m.end) not in recorded]
+        resolved: dict[tuple[int, int], str | None] = {}  # what each name resolved to: "X, known as Y" needs X
+        resolutions = []
+        for m in mentions:
+            if (m.event_id, m.start, m.end) in recorded:
+                continue
+            resolution = (stated_resolution(event, m, stated, speaker_id, resolved, scope.h, learned)
+                          or resolve_mention(clients, scope, event, m, learned))
+            resolved[(m.start, m.end)] = resolution.entity_id
+            resolutions.append(resolution)
         # What the event taught is kept with its resolutions, in one transaction: learned iff recorded.
         store.record_resolutions(world_id, resolutions, learned)
         counts["mentions"] += len(resolutions)
@@ -133,9 +160,10 @@ def resolve_mention(clients: ResolvePorts, scope: ResolutionScope, event: Stored
                     learned: list[EntityAlias]) -> Resolution:
     """One mention through the deterministic stages of the cascade; an alias it teaches goes to `learned`."""
     if mention.kind == "name":
-        proper = mention.text[:1].isupper()
+        proper = mention.may_create and (mention.entity_type is not None or mention.text[:1].isupper())
         found = resolve_name(clients, scope, mention.text, event.user_id, create=proper,
-                             entity_type=guess_entity_type(event.content[: mention.start], mention.text),
+                             entity_type=mention.entity_type or guess_entity_type(event.content[: mention.start],
+                                                                                  mention.text),
                              origin_event_id=event.event_id)
         if found.learned is not None:
             learned.append(found.learned)
@@ -168,6 +196,10 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         return _choose(clients, scope, mine or exact, "exact")
     if confident:
         return _choose(clients, scope, own or confident, "alias")
+    parts = name_part_matches(clients.store, scope.world_id, name, entity_type)
+    if parts:  # "Robert" for Robert Lang, "Acme Corporation" for Acme Corp: one resolves, several are ranked
+        return _choose(clients, scope, [NameMatch(entity_id=i, stage="alias", score=h.resolve.derived_alias_confidence)
+                                        for i in parts], "alias")
     fuzzy = _best_per_entity([m for m in matches if m.stage == "fuzzy"])
     if len(fuzzy) == 1:
         match = fuzzy[0]
@@ -184,6 +216,10 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         return from_domain
     if not create:
         return NameResolution(None, "unresolved", 0.0, [])
+    if (known := first_named_person(clients.store, scope.world_id, name, entity_type)) is not None:
+        return NameResolution(known, "alias", h.resolve.derived_alias_confidence, [], EntityAlias(
+            world_id=scope.world_id, entity_id=known, alias=name, user_id=user_id,
+            confidence=h.resolve.derived_alias_confidence, source="alias", origin_event_id=origin_event_id))
     created = clients.store.create_entity(scope.world_id, name, entity_type, origin_event_id=origin_event_id)
     return NameResolution(created.entity_id, "created", 1.0, [])
 
@@ -253,20 +289,6 @@ def user_entity(clients: ResolvePorts, world_id: str, user_id: str) -> Canonical
     if named is not None and named.external_ref is None and named.entity_type == "person":
         return store.set_external_ref(world_id, named.entity_id, ref) or named
     return store.create_entity_with_ref(world_id, user_id, "person", ref, description=f"user {user_id}")
-
-
-_ORG_WORDS = {"inc", "corp", "ltd", "llc", "labs", "robotics", "company", "university", "school", "bank",
-              "group", "systems", "technologies", "hospital", "college", "institute"}
-_PLACE_PREPOSITIONS = {"in", "at", "to", "from", "near", "visit", "visited", "visiting"}
-
-
-def guess_entity_type(before: str, name: str) -> str:
-    """person, organization or place from the name and the word before it: a rule, good enough to
-    choose coreference candidates; the model's extraction refines it."""
-    if name.split()[-1].lower() in _ORG_WORDS:
-        return "organization"
-    previous = before.split()[-1].lower() if before.split() else ""
-    return "place" if previous in _PLACE_PREPOSITIONS else "person"
 
 
 # ---------------------------------------------------------------- coreference (inside the extraction call)

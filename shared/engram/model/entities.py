@@ -44,6 +44,8 @@ class Mention(Frozen):
     event_id: str
     start: int
     end: int
+    entity_type: str | None = None  # what a parser read the name as (person, organization, place, thing)
+    may_create: bool = True  # False: a capitalised sentence start no parser read as a name resolves, never creates
 
 
 class Candidate(Frozen):

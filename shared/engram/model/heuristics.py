@@ -65,6 +65,8 @@ class ResolveHeuristics(_Section):
     domain_create_confidence: float = 0.85
     coreference_min: float = 0.0  # a coreference below this leaves its mention unresolved (the document: none)
     settled_alias_confidence: float = 0.95  # the alias a user's disambiguation teaches
+    stated_alias_confidence: float = 0.95  # a name the text states: "call me Dee", "X, known as Y"
+    derived_alias_confidence: float = 0.9  # a first name alone, a company's other suffix: what resolves to a known name
     disambiguation_candidates: int = 5  # candidates kept for the user to choose from
     domain_search_limit: int = 3  # domain rows read for a name; the first becomes the entity
     domain_ask_between_rows: bool = False  # True: several domain rows of one name wait for the user's choice

@@ -39,6 +39,10 @@ class EntityStore(Protocol):
         equal to it (global and `user_id`'s own); else, when no alias is above `alias_accept`, trigram neighbours
         whose similarity times alias confidence is above `fuzzy_min`, best first."""
         ...
+    def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
+        """Entities whose normalized name or an alias is `words` or begins with them and goes on ("robert" ->
+        Robert Lang), oldest first: the candidates a first name or a company's short name may stand for."""
+        ...
     def entity_usage(self, world_id: str, entity_ids: Sequence[str]) -> dict[str, tuple[str, int, datetime | None]]:
         """(name, resolved mentions, latest mention time) per entity, for ranking candidates."""
         ...

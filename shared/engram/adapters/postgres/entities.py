@@ -137,6 +137,16 @@ class EntityRepo(PostgresBase):
             rows = cur.fetchall()
         return [NameMatch.model_validate(r) for r in rows]
 
+    def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
+        n = normalize_name(words)
+        with self.tx(world_id) as cur:
+            # At threshold 1 the trigram branch of engram_entities_named (migration 0008) is an exact alias match.
+            cur.execute("SELECT set_config('pg_trgm.similarity_threshold', '1', true)")
+            cur.execute(f"SELECT {_ENTITY} FROM canonical_entities e WHERE e.world_id = %s AND e.entity_id IN "
+                        "(SELECT engram_entities_named(%s, %s)) ORDER BY e.created_at LIMIT %s",
+                        (world_id, n, _like(n)[1:-1] + " %", limit))
+            return [CanonicalEntity.model_validate(r) for r in cur.fetchall()]
+
     def entity_usage(self, world_id: str, entity_ids: Sequence[str]) -> dict[str, tuple[str, int, datetime | None]]:
         with self.tx(world_id) as cur:
             cur.execute("SELECT e.entity_id, e.name, count(m.mention_id) AS n, max(m.created_at) AS last "

@@ -55,7 +55,10 @@ def name_part_matches(store: EntityStore, world_id: str, name: str, entity_type:
         return []
     found = store.entities_named_from(world_id, short if short != key else key, 20)
     # A name read as a place is no part of anyone's ("York" is not York University).
-    kinds = {"person": {"person"}, "organization": {"organization"}, "thing": {"person", "organization"}}
+    # The small model often reads an unknown first name alone as an organization ("Oyelaran works at ..."): a
+    # lone word read so may still be a known person's first name.
+    kinds = {"person": {"person"}, "organization": {"organization", "person"} if alone else {"organization"},
+             "thing": {"person", "organization"}}
     return [e.entity_id for e in found if e.entity_type in kinds.get(entity_type, set())
             and _part_of(e, said, key, short, alone)]
 

@@ -1,0 +1,380 @@
+"""The offline model's answers: the value a question asks for, not the sentences around it.
+
+A question is read for what it wants (who: a person, where: a place, when: a date, how many: a number, what:
+the thing) by the language engine. A stored fact about what it asks answers first: its current value, then
+the values it replaced, oldest last. Lacking one, the retrieved turns that cover the question best are read
+for a span of the wanted type (a date grounded against when it was said). Lacking that: "I don't know".
+The confidence comes from what the answer rests on (engram.rules.confidence)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+from engram.model.context import QueryContext
+from engram.model.queries import Answer, ContextItem, Source, SourceKind
+from engram.model.research import EvidenceConflict, SubQuestion
+from engram.rules.confidence import answer_confidence
+from engram.rules.grounding import date_mentions
+from engram.rules.text import STOPWORDS, content_terms, stem
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+Expect = Literal["person", "place", "date", "number", "duration", "thing"]
+UNKNOWN = "I don't know: that is not mentioned in memory."
+UNKNOWN_CONFIDENCE = 0.05
+_LABELS: dict[Expect, frozenset[str]] = {
+    "person": frozenset({"PERSON"}), "place": frozenset({"GPE", "LOC", "FAC", "ORG"}),
+    "date": frozenset({"DATE", "TIME"}), "number": frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"}),
+    "duration": frozenset({"DATE", "TIME"}), "thing": frozenset()}
+_PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "company", "school", "university",
+                          "office", "employer", "restaurant", "shop", "store", "venue", "location"})
+_DATE_NOUNS = frozenset({"year", "date", "day", "month", "time", "week"})
+_ASKING = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how", "why"})
+# Words that shape a question rather than say what it is about.
+_NOT_TOPICAL = frozenset({"likely", "kind", "type", "name", "long", "often", "old", "many", "much", "recently",
+                          "usually", "favorite", "favourite", "sort"})
+_NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
+_GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
+_MIN_COVERAGE = 0.3  # share of the question's topical terms a turn must hold to be read for an answer
+_SPEAKER = re.compile(r"^(?:user|assistant|system)\s*:\s*", re.I)
+_DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
+                        r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
+_WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
+_SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
+_MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
+                          r"november|december)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a question asks: the kind of value, its topical terms (stemmed, names left out), the names it says,
+    whether it wants several values ("what books") and whether it insists on the present ("now")."""
+
+    expects: Expect
+    terms: frozenset[str]
+    names: frozenset[str]
+    several: bool = False
+    now: bool = False
+
+
+@dataclass(frozen=True)
+class Found:
+    """An answer's value and what it rests on."""
+
+    content: str
+    items: tuple[ContextItem, ...]
+    confidence: float
+
+
+def read_question(question: str, doc: Doc) -> Reading:
+    """The question's wanted value from its wh-word and the noun after it; its names from the entities the
+    engine reads (PERSON, ORG, GPE...) and capitalised words past the first."""
+    words = [t.lower_ for t in doc]
+    lemmas = {t.lemma_.lower() for t in doc}
+    first = next((i for i, w in enumerate(words) if w in _ASKING), None)
+    wh = words[first] if first is not None else ""
+    after = words[first + 1] if first is not None and first + 1 < len(words) else ""
+    expects: Expect = "thing"
+    if wh in ("who", "whom", "whose"):
+        expects = "person"
+    elif wh == "where" or (wh in ("what", "which") and after in _PLACE_NOUNS):
+        expects = "place"
+    elif wh == "when" or (wh in ("what", "which") and after in _DATE_NOUNS):
+        expects = "date"
+    elif wh == "how" and after in ("many", "much", "old"):
+        expects = "number"
+    elif wh == "how" and after in ("long", "often"):
+        expects = "duration"
+    names = {t for e in doc.ents if e.label_ not in _LABELS["date"] | _LABELS["number"] for t in content_terms(e.text)}
+    names |= {stem(t.lower_) for t in doc[1:] if t.text[:1].isupper() and t.is_alpha and t.lower_ not in STOPWORDS}
+    terms = content_terms(question) - names - _NOT_TOPICAL
+    several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
+    return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW))
+
+
+def compose(context: QueryContext, question: str | None = None) -> Found | None:
+    """The answer the context holds to its question (or to `question`): from a fact, else from a turn; None
+    when no memory answers."""
+    from engram.adapters.spacy_engine import shared_engine
+
+    text = question or context.question
+    reading = read_question(text, shared_engine().doc(text))
+    return from_facts(reading, context.items) or from_text(reading, context.items)
+
+
+def answer(context: QueryContext, question: str | None = None) -> Answer:
+    """The answer to the context's question, or "I don't know" with low confidence."""
+    found = compose(context, question)
+    if found is None:
+        return unknown()
+    share = round(1.0 / len(found.items), 3)
+    return Answer(content=found.content, confidence=found.confidence, sources=[
+        Source(kind=source_kind(i), id=i.id, excerpt=i.text[:200], score=round(i.score, 3), contribution=share)
+        for i in found.items])
+
+
+def unknown() -> Answer:
+    return Answer(content=UNKNOWN, confidence=UNKNOWN_CONFIDENCE, sources=[])
+
+
+def synthesize(context: QueryContext, sub_questions: Sequence[SubQuestion],
+               conflicts: Sequence[EvidenceConflict]) -> Answer:
+    """The research answer: each sub-question's short answer, each conflicting pair named with both sides, what
+    memory does not hold said; the confidence of the weakest part, lower for conflicts and gaps."""
+    parts: list[str] = []
+    sources: dict[str, Source] = {}
+    unknowns: list[str] = []
+    sure: list[float] = []
+    for sub in [s for s in sub_questions if s.status != "pending"]:
+        found = compose(context, sub.question)
+        if found is None:
+            unknowns.append(sub.question)
+            continue
+        sure.append(found.confidence)
+        parts.append(f"{sub.question.rstrip('?')}: {found.content} [{', '.join(i.id for i in found.items)}].")
+        for item in found.items:
+            sources.setdefault(item.id, Source(kind=source_kind(item), id=item.id, excerpt=item.text[:200],
+                                               score=round(item.score, 3), contribution=0.5))
+    by_id = {i.id: i for i in context.items}
+    for conflict in conflicts:
+        (a, b), (text_a, text_b) = conflict.ids, conflict.statements
+        parts.append(f'Conflicting evidence: "{_clean(text_a)}." [{a}] against "{_clean(text_b)}." [{b}] '
+                     f"({_conflict_status(conflict)}).")
+        for i in (a, b):
+            if i in by_id:
+                sources.setdefault(i, Source(kind=source_kind(by_id[i]), id=i, excerpt=by_id[i].text[:200],
+                                             score=by_id[i].score, contribution=0.1))
+    if unknowns:
+        parts.append("Memory holds nothing that answers: " + "; ".join(unknowns) + ".")
+    if not sure:
+        return unknown().model_copy(update={"sources": list(sources.values()), "content": " ".join(parts) or UNKNOWN})
+    share = len(sure) / (len(sure) + len(unknowns))
+    confidence = min(sure) * share * (0.8 if conflicts else 1.0)
+    return Answer(content=" ".join(parts), confidence=round(max(UNKNOWN_CONFIDENCE, confidence), 2),
+                  sources=list(sources.values()), suggested_follow_ups=unknowns[:3])
+
+
+# ---------------------------------------------------------------- from facts
+def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
+    """The fact group (one subject, one predicate) that best matches the question, as its current value first
+    and the values it replaced after it; None when no fact's predicate meets the question's words."""
+    groups: dict[tuple[str, str], list[ContextItem]] = {}
+    for item in items:
+        if item.kind == "semantic" and item.predicate and item.object:
+            groups.setdefault(((item.subject or "").lower(), item.predicate), []).append(item)
+    best: tuple[float, list[ContextItem]] | None = None
+    for (subject, predicate), facts in groups.items():
+        if reading.names and not content_terms(subject) & reading.names:
+            continue  # the question names someone else
+        said = content_terms(predicate.replace("_", " "))
+        matched = reading.terms & said
+        if not matched or not _fits(reading, facts[0]):
+            continue
+        if reading.expects != "date" and all(content_terms(f.object or "") <= reading.terms | reading.names
+                                             for f in facts):
+            continue  # the question already says the value: it asks something else about it
+        cover = len(reading.terms & (said | {t for f in facts for t in content_terms(f.object or "")}))
+        score = cover / max(1, len(reading.terms))
+        if best is None or score > best[0]:
+            best = (score, facts)
+    if best is None:
+        return None
+    coverage, facts = best
+    current = sorted([f for f in facts if _current(f)], key=_since, reverse=True)
+    history = sorted([f for f in facts if not _current(f)], key=_since, reverse=True)
+    if not current:  # only closed values: the latest of them is the latest known
+        current, history = history[:1], history[1:]
+    head = current[0]
+    values = list(dict.fromkeys(f.object or "" for f in current))
+    if reading.expects == "date":
+        content = _day(head.valid_from) if head.valid_from else ", ".join(values)
+    elif history:
+        since = f"since {_day(head.valid_from)}; " if head.valid_from else ""
+        content = f"{values[0]} ({since}before: {', '.join(dict.fromkeys(f.object or '' for f in history))})"
+    else:
+        content = ", ".join(values) if reading.several else values[0]
+    # The turns that state the current value too: they agree, and are cited after the facts.
+    agreeing = [i for i in items if i.kind in ("event", "episodic") and head.object
+                and content_terms(head.object) <= content_terms(i.text)][:2]
+    confidence = answer_confidence(from_fact=True, coverage=coverage, agreeing=len(agreeing),
+                                   disagreeing=len(values) - 1 if not reading.several else 0,
+                                   open_conflict=len(values) > 1 and not reading.several)
+    return Found(content, tuple(current + history + agreeing), confidence)
+
+
+def _fits(reading: Reading, fact: ContextItem) -> bool:
+    """Whether a fact's value can be what the question wants: a date comes from its valid time; a person, place
+    or number must read as one to the language engine (an object the engine cannot type passes for a thing)."""
+    if reading.expects in ("date", "thing"):
+        return True
+    from engram.adapters.spacy_engine import shared_engine
+
+    labels = {e.label_ for e in shared_engine().doc(fact.object or "").ents}
+    return bool(labels & _LABELS[reading.expects]) or (reading.expects == "place" and not labels
+                                                         and (fact.object or "")[:1].isupper())
+
+
+def _current(fact: ContextItem) -> bool:
+    return fact.status in (None, "active") and fact.valid_to is None
+
+
+def _since(fact: ContextItem) -> datetime:
+    return fact.valid_from or fact.occurred_at or datetime.min.replace(tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- from retrieved text
+def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
+    """A span of the wanted type from the turns covering the question best (several turns' spans when the
+    question asks for several values); None when no turn covers enough of the question or holds such a span."""
+    if not reading.terms:
+        return None
+    ranked = []
+    for n, item in enumerate(items):
+        if item.kind in ("event", "episodic", "summary") or (item.kind == "semantic" and not item.predicate):
+            said = content_terms(item.text)
+            cover = len(reading.terms & said) / len(reading.terms)
+            if cover >= _MIN_COVERAGE:
+                ranked.append((cover, item.score, -n, item))
+    ranked.sort(key=lambda r: r[:3], reverse=True)
+    from engram.adapters.spacy_engine import shared_engine
+
+    spans: list[tuple[str, float, ContextItem]] = []
+    for cover, _, _, item in ranked[:6]:
+        if spans and cover < spans[0][1] * 0.75:
+            break
+        text = _SPEAKER.sub("", item.text)
+        span = read_span(reading, shared_engine().doc(text), item.occurred_at)
+        if span and all(span.lower() != s.lower() for s, _, _ in spans):
+            spans.append((span, cover, item))
+            if not reading.several or len(spans) == 3:
+                break
+    if not spans:
+        return None
+    values = [s for s, _, _ in spans]
+    agreeing = sum(1 for _, _, _, i in ranked[:6] if i is not spans[0][2] and values[0].lower() in i.text.lower())
+    confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
+    return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
+
+
+def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | None:
+    """The value a turn gives for the question: in the sentence covering the question best, an entity of the
+    wanted type the question does not already say (a date grounded against `said_at`), or for a "what"
+    question the phrase the question's verb or noun governs."""
+    sentences = sorted(doc.sents, key=lambda s: -len(reading.terms & content_terms(s.text)))
+    best = sentences[0] if sentences else doc[:]
+    if reading.expects == "date":
+        return _date_in(best, said_at) or (_date_in(doc[:], said_at)) or (_day(said_at) if said_at else None)
+    if reading.expects == "thing":
+        return _thing_in(reading, best)
+    for sent in (best, doc[:]):
+        for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
+            if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
+                                                               r"nine|ten|a few|several|years?|months?)\b", ent.text):
+                continue
+            if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
+                return ent.text
+    return None
+
+
+def _closest(reading: Reading, sent: Span, spans: list[Span]) -> list[Span]:
+    """Spans nearest first to the words of the sentence that the question says."""
+    anchors = [t.i for t in sent if stem(t.lower_) in reading.terms] or [sent.start]
+    return sorted(spans, key=lambda s: min(abs(s.start - a) for a in anchors))
+
+
+def _date_in(sent: Span, said_at: datetime | None) -> str | None:
+    """The first date the sentence says, grounded against when it was said and read as a date."""
+    if said_at is not None:
+        for mention in date_mentions(sent.text, said_at):
+            return say_when(mention.text, mention.when, said_at)
+    for ent in sent.ents:
+        if ent.label_ == "DATE" and re.search(r"\d{4}", ent.text):
+            return ent.text
+    return None
+
+
+def say_when(expression: str, when: datetime, said_at: datetime) -> str:
+    """A grounded date expression as a date: a day as "7 May 2023", a week as "the week before 9 June 2023",
+    a month as "May 2023", a season as "summer 2022", a year as "2022"."""
+    if _DAY_WORDS.search(expression):
+        return _day(when)
+    week = _WEEK_WORDS.search(expression)
+    if week:
+        side = "after" if when > said_at else "before"
+        return f"the {week.group('unit').lower()} {side} {_day(said_at)}"
+    season = _SEASON_WORDS.search(expression)
+    if season:
+        return f"{season.group(1).lower()} {when.year}"
+    if _MONTH_WORDS.search(expression):
+        return f"{when:%B} {when.year}"
+    return str(when.year)
+
+
+def _thing_in(reading: Reading, sent: Span) -> str | None:
+    """The phrase the question's words lead to in the sentence: the noun phrase a question word governs (its
+    object, complement, the phrase after its preposition) or the nouns right after it; else the sentence's
+    noun phrase nearest to the question's words that says something the question does not."""
+    said = reading.terms | reading.names
+    chunks = [c for c in sent.noun_chunks if c.root.pos_ != "PRON" and content_terms(c.text)
+              and not content_terms(c.text) <= said and stem(c.root.lower_) not in said]
+    anchors = sorted((t for t in sent if stem(t.lower_) in reading.terms and t.pos_ in ("VERB", "NOUN", "ADJ")),
+                     key=lambda t: t.pos_ != "VERB")
+    for anchor in anchors:
+        governed = {t.i for child in anchor.children if child.dep_ in _GOVERNED for t in child.subtree}
+        for chunk in chunks:
+            if chunk.root.i in governed:
+                return _bare(chunk)
+        after = _nouns_after(anchor, said)
+        if after:
+            return after
+    return _bare(_closest(reading, sent, chunks)[0]) if chunks else None
+
+
+def _nouns_after(anchor: Token, said: set[str] | frozenset[str]) -> str | None:
+    """The run of nouns (with their adjectives and numbers) that follows a word, past a determiner, possessive,
+    preposition or particle: "researching adoption agencies" -> "adoption agencies"."""
+    doc, i, skipped = anchor.doc, anchor.i + 1, 0
+    while i < len(doc) and skipped < 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
+        i, skipped = i + 1, skipped + 1
+    start = i
+    while i < len(doc) and doc[i].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and i - start < 6:
+        i += 1
+    if i == start or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[start:i]):
+        return None
+    text = doc[start:i].text
+    return text if not content_terms(text) <= said else None
+
+
+def _bare(chunk: Span) -> str:
+    """A noun phrase without its leading determiner or possessive ("my new job" -> "new job")."""
+    tokens = list(chunk)
+    while tokens and tokens[0].dep_ in ("det", "poss") and len(tokens) > 1:
+        tokens = tokens[1:]
+    return chunk.doc[tokens[0].i:tokens[-1].i + 1].text
+
+
+# ---------------------------------------------------------------- shared
+def _day(when: datetime) -> str:
+    return f"{when.day} {when:%B} {when.year}"
+
+
+def _conflict_status(conflict: EvidenceConflict) -> str:
+    if conflict.status == "open":
+        return "an open conflict: memory has not settled which is true"
+    if conflict.status == "resolved":
+        kept = f"[{conflict.winner_id}] was kept" if conflict.winner_id else "both were kept"
+        return f"a settled conflict: {kept}"
+    return "not recorded as a conflict; both are still held"
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split()).rstrip(".")
+
+
+def source_kind(item: ContextItem) -> SourceKind:
+    return "semantic" if item.kind == "relationship" else item.kind  # type: ignore[return-value]

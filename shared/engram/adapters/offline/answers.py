@@ -35,13 +35,15 @@ _PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "company"
                           "office", "employer", "restaurant", "shop", "store", "venue", "location"})
 _DATE_NOUNS = frozenset({"year", "date", "day", "month", "time", "week"})
 _ASKING = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how", "why"})
-# Words that shape a question rather than say what it is about.
-_NOT_TOPICAL = frozenset({"likely", "kind", "type", "name", "long", "often", "old", "many", "much", "recently",
-                          "usually", "favorite", "favourite", "sort"})
+# Words that shape a question rather than say what it is about, light verbs among them ("did she go to...").
+_NOT_TOPICAL = frozenset(content_terms(
+    "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
+    "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
 _GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
-_MIN_COVERAGE = 0.3  # share of the question's topical terms a turn must hold to be read for an answer
-_SPEAKER = re.compile(r"^(?:user|assistant|system)\s*:\s*", re.I)
+_MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
+_SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
 _WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
@@ -60,6 +62,13 @@ class Reading:
     names: frozenset[str]
     several: bool = False
     now: bool = False
+    relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
+
+    def covered(self, text: str) -> float:
+        """The share of the question's terms a text holds, its verbs counted twice."""
+        said = content_terms(text)
+        total = len(self.terms) + len(self.relation)
+        return (len(self.terms & said) + len(self.relation & said)) / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,8 @@ def read_question(question: str, doc: Doc) -> Reading:
     names |= {stem(t.lower_) for t in doc[1:] if t.text[:1].isupper() and t.is_alpha and t.lower_ not in STOPWORDS}
     terms = content_terms(question) - names - _NOT_TOPICAL
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
-    return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW))
+    relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
+    return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation))
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -161,24 +171,25 @@ def synthesize(context: QueryContext, sub_questions: Sequence[SubQuestion],
 
 # ---------------------------------------------------------------- from facts
 def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
-    """The fact group (one subject, one predicate) that best matches the question, as its current value first
-    and the values it replaced after it; None when no fact's predicate meets the question's words."""
+    """The fact group (whom it is about, one predicate) that best matches the question, as its current value
+    first and the values it replaced after it; None when no fact's predicate meets the question's words. A
+    "..._of" fact ("Sarah boss_of Dana") is about its object and answers with its subject."""
     groups: dict[tuple[str, str], list[ContextItem]] = {}
     for item in items:
         if item.kind == "semantic" and item.predicate and item.object:
-            groups.setdefault(((item.subject or "").lower(), item.predicate), []).append(item)
+            groups.setdefault((_holder(item).lower(), item.predicate), []).append(item)
     best: tuple[float, list[ContextItem]] | None = None
-    for (subject, predicate), facts in groups.items():
-        if reading.names and not content_terms(subject) & reading.names:
+    for (holder, predicate), facts in groups.items():
+        if reading.names and not content_terms(holder) & reading.names:
             continue  # the question names someone else
         said = content_terms(predicate.replace("_", " "))
         matched = reading.terms & said
-        if not matched or not _fits(reading, facts[0]):
+        if not matched or not _fits(reading, _value(facts[0])):
             continue
-        if reading.expects != "date" and all(content_terms(f.object or "") <= reading.terms | reading.names
+        if reading.expects != "date" and all(content_terms(_value(f)) <= reading.terms | reading.names
                                              for f in facts):
             continue  # the question already says the value: it asks something else about it
-        cover = len(reading.terms & (said | {t for f in facts for t in content_terms(f.object or "")}))
+        cover = len(reading.terms & (said | {t for f in facts for t in content_terms(_value(f))}))
         score = cover / max(1, len(reading.terms))
         if best is None or score > best[0]:
             best = (score, facts)
@@ -190,33 +201,47 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     if not current:  # only closed values: the latest of them is the latest known
         current, history = history[:1], history[1:]
     head = current[0]
-    values = list(dict.fromkeys(f.object or "" for f in current))
+    values = list(dict.fromkeys(_value(f) for f in current))
     if reading.expects == "date":
         content = _day(head.valid_from) if head.valid_from else ", ".join(values)
     elif history:
         since = f"since {_day(head.valid_from)}; " if head.valid_from else ""
-        content = f"{values[0]} ({since}before: {', '.join(dict.fromkeys(f.object or '' for f in history))})"
+        content = f"{values[0]} ({since}before: {', '.join(dict.fromkeys(_value(f) for f in history))})"
     else:
         content = ", ".join(values) if reading.several else values[0]
     # The turns that state the current value too: they agree, and are cited after the facts.
-    agreeing = [i for i in items if i.kind in ("event", "episodic") and head.object
-                and content_terms(head.object) <= content_terms(i.text)][:2]
+    agreeing = [i for i in items if i.kind in ("event", "episodic") and content_terms(values[0])
+                and content_terms(values[0]) <= content_terms(i.text)][:2]
     confidence = answer_confidence(from_fact=True, coverage=coverage, agreeing=len(agreeing),
                                    disagreeing=len(values) - 1 if not reading.several else 0,
                                    open_conflict=len(values) > 1 and not reading.several)
     return Found(content, tuple(current + history + agreeing), confidence)
 
 
-def _fits(reading: Reading, fact: ContextItem) -> bool:
+def _inverse(fact: ContextItem) -> bool:
+    return (fact.predicate or "").endswith("_of")
+
+
+def _holder(fact: ContextItem) -> str:
+    """Whom the fact is about."""
+    return (fact.object if _inverse(fact) else fact.subject) or ""
+
+
+def _value(fact: ContextItem) -> str:
+    """What the fact says of whom it is about."""
+    return (fact.subject if _inverse(fact) else fact.object) or ""
+
+
+def _fits(reading: Reading, value: str) -> bool:
     """Whether a fact's value can be what the question wants: a date comes from its valid time; a person, place
     or number must read as one to the language engine (an object the engine cannot type passes for a thing)."""
     if reading.expects in ("date", "thing"):
         return True
     from engram.adapters.spacy_engine import shared_engine
 
-    labels = {e.label_ for e in shared_engine().doc(fact.object or "").ents}
+    labels = {e.label_ for e in shared_engine().doc(value).ents}
     return bool(labels & _LABELS[reading.expects]) or (reading.expects == "place" and not labels
-                                                         and (fact.object or "")[:1].isupper())
+                                                         and value[:1].isupper())
 
 
 def _current(fact: ContextItem) -> bool:
@@ -230,14 +255,16 @@ def _since(fact: ContextItem) -> datetime:
 # ---------------------------------------------------------------- from retrieved text
 def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     """A span of the wanted type from the turns covering the question best (several turns' spans when the
-    question asks for several values); None when no turn covers enough of the question or holds such a span."""
+    question asks for several values); None when no turn covers enough of the question or holds such a span.
+    Only statements count: a question asked in a turn says nothing. An episode or summary mixes speakers, so
+    it answers only a question that names no one."""
     if not reading.terms:
         return None
+    kinds = ("event",) if reading.names else ("event", "episodic", "summary")
     ranked = []
     for n, item in enumerate(items):
-        if item.kind in ("event", "episodic", "summary") or (item.kind == "semantic" and not item.predicate):
-            said = content_terms(item.text)
-            cover = len(reading.terms & said) / len(reading.terms)
+        if item.kind in kinds or (item.kind == "semantic" and not item.predicate):
+            cover = reading.covered(_statements(item.text))
             if cover >= _MIN_COVERAGE:
                 ranked.append((cover, item.score, -n, item))
     ranked.sort(key=lambda r: r[:3], reverse=True)
@@ -247,8 +274,7 @@ def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     for cover, _, _, item in ranked[:6]:
         if spans and cover < spans[0][1] * 0.75:
             break
-        text = _SPEAKER.sub("", item.text)
-        span = read_span(reading, shared_engine().doc(text), item.occurred_at)
+        span = read_span(reading, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at)
         if span and all(span.lower() != s.lower() for s, _, _ in spans):
             spans.append((span, cover, item))
             if not reading.several or len(spans) == 3:
@@ -261,17 +287,27 @@ def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
 
 
+def _statements(text: str) -> str:
+    """The text without its questions."""
+    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
+
+
 def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | None:
-    """The value a turn gives for the question: in the sentence covering the question best, an entity of the
-    wanted type the question does not already say (a date grounded against `said_at`), or for a "what"
-    question the phrase the question's verb or noun governs."""
-    sentences = sorted(doc.sents, key=lambda s: -len(reading.terms & content_terms(s.text)))
-    best = sentences[0] if sentences else doc[:]
+    """The value a turn gives for the question: in the statement covering the question best (not a question,
+    not one about the listener), an entity of the wanted type the question does not already say (a date
+    grounded against `said_at`), or for a "what" question the phrase the question's words lead to."""
+    said = [(len(reading.terms & content_terms(s.text)), -n, s) for n, s in enumerate(doc.sents)
+            if not s.text.rstrip().endswith("?") and not _to_listener(s)]
+    said = sorted([x for x in said if x[0] > 0], key=lambda x: x[:2], reverse=True)
+    if not said:
+        return None
+    best = said[0][2]
     if reading.expects == "date":
-        return _date_in(best, said_at) or (_date_in(doc[:], said_at)) or (_day(said_at) if said_at else None)
+        return next((d for _, _, s in said if (d := _date_in(s, said_at))), None) or (
+            _day(said_at) if said_at else None)
     if reading.expects == "thing":
         return _thing_in(reading, best)
-    for sent in (best, doc[:]):
+    for _, _, sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
             if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
                                                                r"nine|ten|a few|several|years?|months?)\b", ent.text):
@@ -279,6 +315,13 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | Non
             if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
                 return ent.text
     return None
+
+
+def _to_listener(sent: Span) -> bool:
+    """Whether a sentence is about the one spoken to ("you are...", "your necklace is..."): it says nothing of
+    the speaker."""
+    return any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ == "you" or any(
+        c.dep_ == "poss" and c.lower_ == "your" for c in t.children)) for t in sent)
 
 
 def _closest(reading: Reading, sent: Span, spans: list[Span]) -> list[Span]:
@@ -324,15 +367,18 @@ def _thing_in(reading: Reading, sent: Span) -> str | None:
               and not content_terms(c.text) <= said and stem(c.root.lower_) not in said]
     anchors = sorted((t for t in sent if stem(t.lower_) in reading.terms and t.pos_ in ("VERB", "NOUN", "ADJ")),
                      key=lambda t: t.pos_ != "VERB")
+    found = None
     for anchor in anchors:
         governed = {t.i for child in anchor.children if child.dep_ in _GOVERNED for t in child.subtree}
-        for chunk in chunks:
-            if chunk.root.i in governed:
-                return _bare(chunk)
-        after = _nouns_after(anchor, said)
-        if after:
-            return after
-    return _bare(_closest(reading, sent, chunks)[0]) if chunks else None
+        found = next((_bare(c) for c in chunks if c.root.i in governed), None) or _nouns_after(anchor, said)
+        if found:
+            break
+    if found is None and chunks:
+        found = _bare(_closest(reading, sent, chunks)[0])
+    if not reading.several or found is None:
+        return found
+    # Several asked for ("what activities"): the sentence's other phrases that say something new, too.
+    return ", ".join(list(dict.fromkeys([found, *(_bare(c) for c in chunks)]))[:3])
 
 
 def _nouns_after(anchor: Token, said: set[str] | frozenset[str]) -> str | None:

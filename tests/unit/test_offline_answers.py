@@ -11,6 +11,7 @@ from engram.adapters.offline import answers
 from engram.adapters.offline.llm import OfflineLLM
 from engram.model.context import QueryContext
 from engram.model.queries import ContextItem
+from engram.ports import KnownFact
 from engram.rules.confidence import answer_confidence
 
 SAID = datetime(2026, 10, 5, 14, 0, tzinfo=UTC)  # a Monday
@@ -125,3 +126,13 @@ def test_the_offline_model_asks_for_a_search_before_saying_it_does_not_know() ->
 
     assert [r.capability for r in asked.info_requests] == ["search_memories"]  # type: ignore[union-attr]
     assert forced.content.startswith("I don't know") and forced.forced
+
+
+def test_the_offline_summary_confirms_a_fact_only_where_other_material_restates_it() -> None:
+    lives = KnownFact(memory_id="sem_lives", subject="dana", predicate="lives_in", object="Faro")
+    likes = KnownFact(memory_id="sem_likes", subject="dana", predicate="likes", object="jazz")
+
+    written = OfflineLLM().summarize("conversation c1", ["I moved and now I live in Faro."], [lives, likes]).value
+
+    assert "dana likes jazz" in written.summary  # copied into the summary...
+    assert written.confirmed_fact_ids == ["sem_lives"]  # ...but only the restated one is confirmed

@@ -257,13 +257,13 @@ def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     """A span of the wanted type from the turns covering the question best (several turns' spans when the
     question asks for several values); None when no turn covers enough of the question or holds such a span.
     Only statements count: a question asked in a turn says nothing. An episode or summary mixes speakers, so
-    it answers only a question that names no one."""
+    it answers for someone the question names only where it reports them by name."""
     if not reading.terms:
         return None
-    kinds = ("event",) if reading.names else ("event", "episodic", "summary")
     ranked = []
     for n, item in enumerate(items):
-        if item.kind in kinds or (item.kind == "semantic" and not item.predicate):
+        if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
+                item.kind in ("episodic", "summary") and _attributed(item.text, reading.names)):
             cover = reading.covered(_statements(item.text))
             if cover >= _MIN_COVERAGE:
                 ranked.append((cover, item.score, -n, item))
@@ -285,6 +285,15 @@ def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     agreeing = sum(1 for _, _, _, i in ranked[:6] if i is not spans[0][2] and values[0].lower() in i.text.lower())
     confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
     return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
+
+
+def _attributed(text: str, names: frozenset[str]) -> bool:
+    """Whether a text that mixes speakers (an episode, a summary) can answer for the people the question names:
+    it must report them by name in the third person ("Vera said ..."), not only address them."""
+    if not names:
+        return True
+    return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
+                          r"is|was|has|had|lives|works)\b", text, re.I))
 
 
 def _statements(text: str) -> str:

@@ -111,10 +111,8 @@ class OfflineLLM:
             requests = [InfoRequest(capability="expand_entity", params={"entity_id": e},
                                     reason="no context item answers the question yet") for e in expandable]
         else:
-            requests = [InfoRequest(capability="search_memories",
-                                    params={"query": " ".join(sorted(content_terms(context.question))) or
-                                            context.question, "limit": 10},
-                                    reason="look for memories with the question's terms")]
+            requests = [InfoRequest(capability="search_memories", params={"query": context.question[:500], "limit": 10},
+                                    reason="look for memories with the question's words")]
         return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME,
                         signals)
 

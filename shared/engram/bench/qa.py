@@ -143,12 +143,26 @@ def asker(conversation: Conversation, question: str) -> str:
 
 
 def engram_replies(clients: Clients, conversations: Sequence[Conversation], progress: Progress) -> list[Reply]:
-    """Every question asked through the query loop (sync), as its speaker."""
-    from engram.query.submit import submit_query
-
+    """Every question asked through the query loop (sync), as its speaker, by `clients.llm` (metered)."""
     meter = PromptMeter(clients.llm)
     metered = dataclasses.replace(clients, llm=meter)  # type: ignore[arg-type]
     offline = clients.llm.name == "offline-heuristic"
+    # The inline workflows run the loop with the clients they were given: theirs answer through the meter too.
+    workflows = clients.workflows
+    held = getattr(workflows, "clients", None)
+    if held is not None:
+        workflows.clients = metered  # type: ignore[attr-defined]
+    try:
+        return _ask_all(metered, meter, offline, conversations, progress)
+    finally:
+        if held is not None:
+            workflows.clients = held  # type: ignore[attr-defined]
+
+
+def _ask_all(metered: Clients, meter: PromptMeter, offline: bool, conversations: Sequence[Conversation],
+             progress: Progress) -> list[Reply]:
+    from engram.query.submit import submit_query
+
     out = []
     with progress.bar("answering with engram", sum(len(c.questions) for c in conversations)) as advance:
         for conv in conversations:

@@ -43,6 +43,8 @@ _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
 _GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
 _MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
 _SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm", "i've", "i'd", "i'll"})
+_OTHERS = frozenset({"you", "he", "she", "they", "y'all"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
@@ -306,7 +308,7 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | Non
     not one about the listener), an entity of the wanted type the question does not already say (a date
     grounded against `said_at`), or for a "what" question the phrase the question's words lead to."""
     said = [(len(reading.terms & content_terms(s.text)), -n, s) for n, s in enumerate(doc.sents)
-            if not s.text.rstrip().endswith("?") and not _to_listener(s)]
+            if not s.text.rstrip().endswith("?") and not _to_listener(s) and _about(s, reading.names)]
     said = sorted([x for x in said if x[0] > 0], key=lambda x: x[:2], reverse=True)
     if not said:
         return None
@@ -324,6 +326,14 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | Non
             if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
                 return ent.text
     return None
+
+
+def _about(sent: Span, names: frozenset[str]) -> bool:
+    """Whether a sentence can speak for the people the question names: it names them, or its speaker speaks of
+    themself (the turns read are the asker's own), or at least no one else is its subject ("he", "Jon")."""
+    if not names or any(t.lower_ in _FIRST_PERSON or stem(t.lower_) in names for t in sent):
+        return True
+    return not any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN") for t in sent)
 
 
 def _to_listener(sent: Span) -> bool:

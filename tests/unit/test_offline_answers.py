@@ -136,3 +136,13 @@ def test_the_offline_summary_confirms_a_fact_only_where_other_material_restates_
 
     assert "dana likes jazz" in written.summary  # copied into the summary...
     assert written.confirmed_fact_ids == ["sem_lives"]  # ...but only the restated one is confirmed
+
+
+def test_a_question_with_two_verbs_is_answered_for_each() -> None:
+    lives = _fact("sem_1", "Nadia", "lives_in", "Porto", datetime(2026, 3, 2, tzinfo=UTC))
+    works = _turn("e3", "I work at Azul Airlines as a pilot.")
+
+    answer = answers.answer(_context("Where does Nadia live and work?", lives, works))
+
+    assert answer.content == "Porto; Azul Airlines"
+    assert [s.id for s in answer.sources] == ["sem_1", "e3"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -115,8 +115,27 @@ def compose(context: QueryContext, question: str | None = None) -> Found | None:
     from engram.adapters.spacy_engine import shared_engine
 
     text = question or context.question
-    reading = read_question(text, shared_engine().doc(text))
-    return from_facts(reading, context.items) or from_text(reading, context.items)
+    doc = shared_engine().doc(text)
+    reading = read_question(text, doc)
+    parts = [from_facts(r, context.items) or from_text(r, context.items) for r in _each_verb(reading, doc)]
+    found = [f for f in parts if f is not None]
+    if len(parts) == 1 or not found:
+        return found[0] if found else None
+    # "Where does Nadia live and work?": each verb answered in turn, the least sure part (and any gap) the measure.
+    items = {i.id: i for f in found for i in f.items}
+    return Found("; ".join(f.content for f in found), tuple(items.values()),
+                 round(min(f.confidence for f in found) * len(found) / len(parts), 2))
+
+
+def _each_verb(reading: Reading, doc: Doc) -> list[Reading]:
+    """One reading per coordinated verb of the question ("live and work"), else the reading itself."""
+    verbs = [t for t in doc if t.pos_ == "VERB" and stem(t.lower_) in reading.terms]
+    joined = [v for v in verbs if v.dep_ == "conj" and v.head in verbs]
+    if not joined:
+        return [reading]
+    group = {stem(v.lower_) for v in [*joined, *(v.head for v in joined)]}
+    return [replace(reading, terms=reading.terms - (group - {verb}), relation=frozenset({verb}))
+            for verb in sorted(group, key=lambda v: next(t.i for t in verbs if stem(t.lower_) == v))]
 
 
 def answer(context: QueryContext, question: str | None = None) -> Answer:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Literal
 
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
-from engram.model.research import EvidenceConflict, SubQuestion
 from engram.rules.confidence import answer_confidence
 from engram.rules.grounding import date_mentions
 from engram.rules.text import STOPWORDS, content_terms, stem
@@ -153,43 +152,6 @@ def unknown() -> Answer:
     return Answer(content=UNKNOWN, confidence=UNKNOWN_CONFIDENCE, sources=[])
 
 
-def synthesize(context: QueryContext, sub_questions: Sequence[SubQuestion],
-               conflicts: Sequence[EvidenceConflict]) -> Answer:
-    """The research answer: each sub-question's short answer, each conflicting pair named with both sides, what
-    memory does not hold said; the confidence of the weakest part, lower for conflicts and gaps."""
-    parts: list[str] = []
-    sources: dict[str, Source] = {}
-    unknowns: list[str] = []
-    sure: list[float] = []
-    for sub in [s for s in sub_questions if s.status != "pending"]:
-        found = compose(context, sub.question)
-        if found is None:
-            unknowns.append(sub.question)
-            continue
-        sure.append(found.confidence)
-        parts.append(f"{sub.question.rstrip('?')}: {found.content} [{', '.join(i.id for i in found.items)}].")
-        for item in found.items:
-            sources.setdefault(item.id, Source(kind=source_kind(item), id=item.id, excerpt=item.text[:200],
-                                               score=round(item.score, 3), contribution=0.5))
-    by_id = {i.id: i for i in context.items}
-    for conflict in conflicts:
-        (a, b), (text_a, text_b) = conflict.ids, conflict.statements
-        parts.append(f'Conflicting evidence: "{_clean(text_a)}." [{a}] against "{_clean(text_b)}." [{b}] '
-                     f"({_conflict_status(conflict)}).")
-        for i in (a, b):
-            if i in by_id:
-                sources.setdefault(i, Source(kind=source_kind(by_id[i]), id=i, excerpt=by_id[i].text[:200],
-                                             score=by_id[i].score, contribution=0.1))
-    if unknowns:
-        parts.append("Memory holds nothing that answers: " + "; ".join(unknowns) + ".")
-    if not sure:
-        return unknown().model_copy(update={"sources": list(sources.values()), "content": " ".join(parts) or UNKNOWN})
-    share = len(sure) / (len(sure) + len(unknowns))
-    confidence = min(sure) * share * (0.8 if conflicts else 1.0)
-    return Answer(content=" ".join(parts), confidence=round(max(UNKNOWN_CONFIDENCE, confidence), 2),
-                  sources=list(sources.values()), suggested_follow_ups=unknowns[:3])
-
-
 # ---------------------------------------------------------------- from facts
 def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     """The fact group (whom it is about, one predicate) that best matches the question, as its current value
@@ -275,10 +237,9 @@ def _since(fact: ContextItem) -> datetime:
 
 # ---------------------------------------------------------------- from retrieved text
 def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
-    """A span of the wanted type from the turns covering the question best (several turns' spans when the
-    question asks for several values); None when no turn covers enough of the question or holds such a span.
-    Only statements count: a question asked in a turn says nothing. An episode or summary mixes speakers, so
-    it answers for someone the question names only where it reports them by name."""
+    """A span of the wanted type from the turns covering the question best (several turns' spans when several
+    values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
+    summary (mixing speakers) answers for someone named only where it reports them by name."""
     if not reading.terms:
         return None
     ranked = []
@@ -323,9 +284,9 @@ def _statements(text: str) -> str:
 
 
 def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | None:
-    """The value a turn gives for the question: in the statement covering the question best (not a question,
-    not one about the listener), an entity of the wanted type the question does not already say (a date
-    grounded against `said_at`), or for a "what" question the phrase the question's words lead to."""
+    """The value a turn gives: in its statement covering the question best (not a question, not about the
+    listener or someone else), an entity of the wanted type the question does not say (a date grounded against
+    `said_at`), or for a "what" question the phrase the question's words lead to."""
     said = [(len(reading.terms & content_terms(s.text)), -n, s) for n, s in enumerate(doc.sents)
             if not s.text.rstrip().endswith("?") and not _to_listener(s) and _about(s, reading.names)]
     said = sorted([x for x in said if x[0] > 0], key=lambda x: x[:2], reverse=True)
@@ -445,19 +406,6 @@ def _bare(chunk: Span) -> str:
 # ---------------------------------------------------------------- shared
 def _day(when: datetime) -> str:
     return f"{when.day} {when:%B} {when.year}"
-
-
-def _conflict_status(conflict: EvidenceConflict) -> str:
-    if conflict.status == "open":
-        return "an open conflict: memory has not settled which is true"
-    if conflict.status == "resolved":
-        kept = f"[{conflict.winner_id}] was kept" if conflict.winner_id else "both were kept"
-        return f"a settled conflict: {kept}"
-    return "not recorded as a conflict; both are still held"
-
-
-def _clean(text: str) -> str:
-    return " ".join(text.split()).rstrip(".")
 
 
 def source_kind(item: ContextItem) -> SourceKind:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.adapters.offline import answers
+from engram.adapters.offline import answers, synthesis
 from engram.adapters.offline.coreference import CoreferenceRules, link_reference
 from engram.adapters.offline.research import clauses, coverage
 from engram.adapters.offline.statements import SELF, statements
@@ -208,8 +208,8 @@ class OfflineLLM:
     def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
                    conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
         """Each sub-question's short answer, each conflicting pair named with both sides, what memory does not
-        hold said (engram.adapters.offline.answers)."""
-        return LLMReply(answers.synthesize(context, sub_questions, conflicts), _NO_USAGE, NAME)
+        hold said (engram.adapters.offline.synthesis)."""
+        return LLMReply(synthesis.synthesize(context, sub_questions, conflicts), _NO_USAGE, NAME)
 
 
 def _best(context: QueryContext, question: str) -> tuple[float, ContextItem | None]:

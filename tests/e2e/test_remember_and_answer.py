@@ -77,3 +77,26 @@ def test_bad_input_answers_422_with_the_path_of_the_bad_field(local_server: Serv
     reply = httpx.post(f"{local_server.url}/v1/worlds/{WORLD}/events", json=bad, timeout=30)
     assert reply.status_code == 422
     assert "role" in str(reply.json()["error"]["details"])
+
+
+def test_after_a_job_change_the_answer_is_the_new_employer_with_the_old_one_as_history(local_server: Server) -> None:
+    world, user = "e2e-change", "dee"
+    said = [("chg-1", "2026-03-02T09:00:00+00:00", "I work at Acme Robotics as a firmware engineer."),
+            ("chg-2", "2026-09-14T09:00:00+00:00", "I work at Globex now.")]  # months later: the new value wins
+    body = {"events": [{"event_id": i, "user_id": user, "conversation_id": "c-chg", "role": "user", "content": text,
+                        "occurred_at": at} for i, at, text in said]}
+    assert httpx.post(f"{local_server.url}/v1/worlds/{world}/events", json=body, timeout=30).status_code == 202
+    deadline = time.monotonic() + 90
+    while {httpx.get(f"{local_server.url}/v1/worlds/{world}/events/{i}").json()["enrichment_status"]
+           for i, _, _ in said} - {"enriched", "failed"}:
+        assert time.monotonic() < deadline, "enrichment did not finish"
+        time.sleep(0.3)
+
+    reply = httpx.post(f"{local_server.url}/v1/worlds/{world}/queries",
+                       json={"user_id": user, "question": "Where does Dee work now?"}, timeout=120)
+
+    assert reply.status_code == 200, reply.text
+    answer = reply.json()["answer"]
+    assert answer["content"].startswith("Globex (since 14 September 2026; before: Acme Robotics")
+    assert answer["confidence_level"] in ("high", "medium")
+    assert "chg-2" in {s["id"] for s in answer["sources"]}  # the turn that says it, cited after the facts

@@ -278,3 +278,17 @@ def test_summaries_and_procedures_enter_a_querys_context(
         context = world.store.load_context(WORLD, query.query_id)
         assert context is not None
         assert kind in {item.kind for item in context.items}, question
+
+
+def test_a_restated_fact_whose_valid_time_is_closed_keeps_its_confidence(clients: Clients) -> None:
+    world = "cons-current"
+    _ingest(clients, world, "eve", {"k1": ["I live in Faro.", "I like jazz."]}, NOW - timedelta(days=2))
+    before = {f.predicate: f for f, _ in clients.store.scope_facts(world, "user", "eve", "eve", 10)}
+    closed = before["lives_in"].model_copy(update={"valid_to": NOW - timedelta(days=1)})
+    clients.store.update_semantic(closed)  # no longer true, though the conversation still says it
+
+    consolidate(clients, world)
+
+    after = {f.predicate: f for f, _ in clients.store.scope_facts(world, "user", "eve", "eve", 10)}
+    assert after["lives_in"].confidence == before["lives_in"].confidence
+    assert after["likes"].confidence == pytest.approx(min(0.95, before["likes"].confidence + 0.1))

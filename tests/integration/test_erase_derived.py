@@ -39,12 +39,13 @@ MADE_OF_HER_WORDS = {"pin", "xk4471920", "zebra", "orchid"}
 @pytest.fixture(scope="module")
 def shared(clients: Clients) -> Iterator[tuple[Clients, httpx.Client]]:
     """Vera, then Ben, in one conversation; a consolidation (its summary is Ben's: the lowest user id) and Ben's
-    question about what Vera said; then Vera is erased."""
+    question about what Vera said (the passport number: the offline model answers it from the summary quoting
+    her, as her words are not attributed to her there); then Vera is erased."""
     with api_client(clients) as api:
         enrich(clients, WORLD, ingest(clients, WORLD, "vera", "shared", VERA, T0))
         enrich(clients, WORLD, ingest(clients, WORLD, "ben", "shared", BEN, T0 + timedelta(hours=1)))
         consolidate(clients, WORLD)
-        submit_query(clients, WORLD, QueryRequest(user_id="ben", question="What did Vera say about her passport?"))
+        submit_query(clients, WORLD, QueryRequest(user_id="ben", question="What is the passport number?"))
         yield clients, api
 
 
@@ -98,7 +99,7 @@ def test_the_other_users_answer_that_drew_on_her_memory_is_withdrawn_and_his_que
         shared: tuple[Clients, httpx.Client]) -> None:
     clients, api = shared
     [asked] = clients.store.list_queries(WORLD, "ben", 10)
-    assert asked.question == "What did Vera say about her passport?"
+    assert asked.question == "What is the passport number?"
     assert asked.answer is None and asked.status == "failed" and asked.error is not None and "erased" in asked.error
     shown = api.get(f"/v1/worlds/{WORLD}/queries/{asked.query_id}")
     assert shown.status_code == 200 and naming(shown.text, SECRETS) == []

@@ -78,7 +78,7 @@ def test_the_offline_synthesis_cites_each_answer_names_both_sides_of_a_conflict_
 
     answer = LLM.synthesize(_context("q", DANA, LIVES, acme, globex), subs, [conflict], temperature=0.2).value
 
-    assert "Where does Dana live: Dana lives in Lisbon. [sem_1]" in answer.content
+    assert "Where does Dana live: Lisbon [sem_1]." in answer.content  # the value asked for, not the sentence
     assert ('Conflicting evidence: "Dana works at Acme." [sem_2] against "Dana works at Globex." [sem_3] '
             "(an open conflict: memory has not settled which is true)") in answer.content
     assert "Memory holds nothing that answers: Who is Dana's dentist." in answer.content

@@ -16,6 +16,7 @@ from engram.model.events import IngestRequest
 from engram.ports.clients import Clients
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+QA_CATEGORIES = {**CATEGORIES, 5: "adversarial"}  # category 5 asks what was never said: its answer is none
 _SESSION = re.compile(r"^session_(\d+)$")
 BATCH = 100  # events per ingest request (the API's maximum)
 _DIA_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*0*(\d+)")
@@ -41,6 +42,7 @@ class Question:
     question: str
     category: str
     evidence: tuple[str, ...]
+    answer: str = ""  # the gold answer (empty for an adversarial question)
 
 
 @dataclass
@@ -68,9 +70,10 @@ def evidence_ids(raw: list[str], known: set[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def load(path: Path) -> list[Conversation]:
+def load(path: Path, *, with_answers: bool = False) -> list[Conversation]:
     """Every sample of a LoCoMo file. Turns of a session share its date and time, one second apart in
-    the order they were said, so the conversation's order survives in `occurred_at`."""
+    the order they were said, so the conversation's order survives in `occurred_at`. The questions are those
+    of categories 1 to 4 with evidence; `with_answers`, every question of categories 1 to 5 with its answer."""
     out = []
     for sample in json.loads(path.read_text(encoding="utf-8")):
         conv: dict[str, Any] = sample["conversation"]
@@ -85,11 +88,12 @@ def load(path: Path) -> list[Conversation]:
                     caption=turn.get("blip_caption") or None, session=key,
                     occurred_at=start + timedelta(seconds=i)))
         known = {t.dia_id for t in conversation.turns}
-        for qa in sample["qa"]:
-            category = CATEGORIES.get(int(qa.get("category", 0)))
-            evidence = evidence_ids(qa.get("evidence") or [], known)
-            if category is not None and evidence:
-                conversation.questions.append(Question(qa["question"], category, evidence))
+        for item in sample["qa"]:
+            category = (QA_CATEGORIES if with_answers else CATEGORIES).get(int(item.get("category", 0)))
+            evidence = evidence_ids(item.get("evidence") or [], known)
+            if category is not None and (evidence or with_answers):
+                conversation.questions.append(Question(item["question"], category, evidence,
+                                                       str(item.get("answer", ""))))
         out.append(conversation)
     return out
 

@@ -124,8 +124,9 @@ def finish_run(clients: Clients, run_id: str, results: Sequence[ScopeResult], up
 # ---------------------------------------------------------------- summaries
 def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -> ScopeResult:
     """Synthesize a scope from its highest-scoring memories: its facts by effective confidence, its events by
-    importance. The facts the summary confirms (the model says which) are confirmed: +boost (under the cap) and validated now, once
-    per run; the summary and those facts are written in one transaction."""
+    importance. The facts the summary confirms (the model says which) and that are still true (active, valid time
+    open) are confirmed: +boost (under the cap) and validated now, once per run; the summary and those facts are
+    written in one transaction."""
     store = clients.store
     result = ScopeResult(world_id=scope.world_id, scope_kind=scope.scope_kind, scope_id=scope.scope_id)
     facts = store.scope_facts(scope.world_id, scope.scope_kind, scope.scope_id, scope.user_id,
@@ -148,7 +149,8 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     result.model_calls, result.input_tokens, result.output_tokens = (
         1, reply.usage.sent_tokens, reply.usage.output_tokens)
     confirmed_ids = set(reply.value.confirmed_fact_ids)  # the model's word on which facts its summary states
-    kept = [(f, name) for f, name, _ in ranked if f.memory_id in confirmed_ids]
+    # Only a fact still true is confirmed: a restated old value (closed or superseded) keeps its confidence.
+    kept = [(f, name) for f, name, _ in ranked if f.memory_id in confirmed_ids and _current(f)]
     boosted = [_confirm(f, h, as_of) for f, _ in kept if f.last_validated_at < as_of]
     effective = [explained(f, h, as_of).effective_confidence for f, _ in kept]
     user_id = scope.user_id or (events[-1].user_id if events else None)
@@ -164,6 +166,11 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     store.save_summary(summary, embedding, boosted)
     result.summarized, result.sources, result.confirmed = True, len(summary.source_ids), len(boosted)
     return result
+
+
+def _current(fact: SemanticMemory) -> bool:
+    """Whether a fact is still true: active, its valid time not closed."""
+    return fact.status == "active" and fact.valid_to is None
 
 
 def _confirm(fact: SemanticMemory, h: Heuristics, as_of: datetime) -> SemanticMemory:

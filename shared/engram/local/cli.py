@@ -125,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_bench_relations)
     p.add_argument("--dataset", type=Path, required=True, help="a DialogRE file (dev.json format)")
     p.add_argument("--out", type=Path, required=True, help="directory for relations.json")
+    p = benches.add_parser("qa", help="LoCoMo question answering: engram's answers next to the best BM25 turn")
+    p.set_defaults(run=_bench_qa)
+    p.add_argument("--dataset", type=Path, required=True, help="a LoCoMo file (locomo10.json format)")
+    p.add_argument("--out", type=Path, required=True, help="directory for qa.json and qa-answers.json")
+    p.add_argument("--cache", type=Path, default=settings.data_dir / "bench",
+                   help="keep ingested worlds here, shared with `bench retrieval` (default %(default)s)")
+    p.add_argument("--no-cache", action="store_true", help="ingest into a temporary directory, kept nowhere")
+    p.add_argument("--limit-conversations", type=int, default=None, help="only the first N conversations")
     p = benches.add_parser("latency", help="fused search latency at N memories in one world, next to a bare top-k")
     p.set_defaults(run=_bench_latency)
     p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
@@ -229,6 +237,22 @@ def _bench_relations(args: argparse.Namespace) -> int:
     document = run(args.dataset, args.out)
     print(table(document))
     print(f"(written to {args.out / 'relations.json'})")
+    return 0
+
+
+def _bench_qa(args: argparse.Namespace) -> int:
+    from engram.app.factory import build_llm
+    from engram.bench.progress import ConsoleProgress
+    from engram.bench.qa import run, table
+    from engram.config import get_settings
+
+    _quiet()
+    settings = get_settings()
+    llm = None if settings.resolved_llm() == "offline" else build_llm(settings)  # the configured model answers
+    outcome = run(args.dataset, args.out, cache_dir=None if args.no_cache else args.cache,
+                  limit_conversations=args.limit_conversations, llm=llm, progress=ConsoleProgress(prefix="engram: "))
+    print(table(outcome.document))
+    print(f"(written to {args.out / 'qa.json'})")
     return 0
 
 

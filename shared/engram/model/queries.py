@@ -117,6 +117,13 @@ class ContextItem(Frozen):
     occurred_at: datetime | None = None
     full: bool = True
     name: str | None = None  # an entity item's name
+    # A fact item's parts, for a reader that answers with the value asked for (None on other items).
+    subject: str | None = None  # the subject entity's name
+    predicate: str | None = None
+    object: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None  # set once a newer value closed it
+    status: Literal["active", "superseded", "archived"] | None = None
 
 
 class WorldQuery(Record):

@@ -33,6 +33,9 @@ class CapabilityStore(SearchStore, RelationshipStore, EventStore, QueryStore, Pr
     def facts_about(self, world_id: str, entity_ids: Sequence[str], limit: int, *,
                     user_id: str | None = None, as_of: datetime | None = None,
                     statuses: Sequence[str] = ("active",)) -> list[SemanticMemory]: ...
+    def get_semantic(self, world_id: str, memory_ids: Sequence[str]) -> list[SemanticMemory]: ...
+    def find_facts(self, world_id: str, subject_entity_id: str, predicate: str | None = None,
+                   statuses: Sequence[str] = ("active",), *, user_id: str | None = None) -> list[SemanticMemory]: ...
 
 
 class CapabilityPorts(Protocol):
@@ -223,7 +226,7 @@ def memories_matching(clients: CapabilityPorts, world: World, context: QueryCont
                       request: SearchMemories) -> list[ContextItem]:
     """The fused search's hits for a text, as context items."""
     result = search(clients, world, request.query, user_id=user_id, limit=request.limit, as_of=context.as_of)
-    return hit_items(clients, context.world_id, result.hits)
+    return hit_items(clients, context.world_id, result.hits, as_of=context.as_of)
 
 
 def conversation_turns(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,
@@ -254,13 +257,25 @@ def path_between(clients: CapabilityPorts, world: World, context: QueryContext, 
         list({r.relationship_id: r for p in paths for r in p.relationships}.values()), context.as_of))
 
 
-def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit]) -> list[ContextItem]:
-    """Fused-search hits as context items, in their order; an entity hit arrives as the entity's summary."""
+def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit], *,
+              as_of: datetime | None = None) -> list[ContextItem]:
+    """Fused-search hits as context items, in their order; an entity hit arrives as the entity's summary, a fact
+    with its parts, followed by the values it superseded (its history; with `as_of`, those true by then)."""
     entities = {e.entity_id: e for e in clients.store.get_entities(world_id, [h.doc_id for h in hits
                                                                                 if h.kind == "entity"])}
-    items = []
+    facts = {f.memory_id: f for f in clients.store.get_semantic(world_id, [h.doc_id for h in hits
+                                                                             if h.kind == "semantic"])}
+    items: list[ContextItem] = []
     for hit in hits:
-        if hit.kind != "entity":
+        if hit.doc_id in facts:
+            fact = facts[hit.doc_id]
+            history = [f for f in clients.store.find_facts(world_id, fact.subject_entity_id, fact.predicate,
+                                                           ("superseded",), user_id=fact.user_id)
+                       if f.memory_id not in facts and (as_of is None or f.valid_from is None or f.valid_from <= as_of)]
+            found, *older = fact_items(clients, world_id, [fact, *history], as_of=as_of)
+            items.append(found.model_copy(update={"score": hit.score, "text": hit.text}))
+            items += [i.model_copy(update={"score": hit.score / 2}) for i in older]
+        elif hit.kind != "entity":
             items.append(ContextItem(kind=hit.kind, id=hit.doc_id, text=hit.text, score=hit.score,
                                      entity_ids=hit.entity_ids, occurred_at=hit.occurred_at))
         elif hit.doc_id in entities:
@@ -322,7 +337,10 @@ def fact_items(clients: CapabilityPorts, world_id: str, facts: list[SemanticMemo
     return [ContextItem(kind="semantic", id=f.memory_id, score=f.confidence, occurred_at=f.valid_from,
                         text=f"{f.statement(names.get(f.subject_entity_id, f.subject_entity_id))} "
                              f"(confidence {f.confidence:.2f}; from {', '.join(f.source_event_ids)}{_held(f)})",
-                        entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i]) for f in facts]
+                        entity_ids=[i for i in (f.subject_entity_id, f.object_entity_id) if i],
+                        subject=names.get(f.subject_entity_id, f.subject_entity_id), predicate=f.predicate,
+                        object=f.object_value, valid_from=f.valid_from, valid_to=f.valid_to, status=f.status)
+            for f in facts]
 
 
 def _held(fact: SemanticMemory) -> str:

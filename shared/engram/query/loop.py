@@ -126,7 +126,7 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
                                referenced_entities=h.query.query_referenced_entities, as_of=as_of)
         found = search(clients, world, query.question, user_id=query.user_id, limit=h.query.query_initial_hits,
                        now=now, as_of=as_of)
-        context.merge(capabilities.hit_items(clients, query.world_id, found.hits))
+        context.merge(capabilities.hit_items(clients, query.world_id, found.hits, as_of=as_of))
         entity_ids = list(dict.fromkeys([e.entity_id for e in found.entities]
                                         + [hit.doc_id for hit in found.hits if hit.kind == "entity"]
                                         + [e for hit in found.hits for e in hit.entity_ids]

@@ -42,3 +42,20 @@ def explain(factors: ConfidenceFactors | None, stored: float, last_validated_at:
     return ConfidenceExplanation(base=f.base, reinforcement=f.reinforcement, source=f.source,
                                  source_weight=f.source_weight, recency=round(decay, 4), stored=stored,
                                  effective=round(min(cap, max(0.0, stored * decay)), 4))
+
+
+def answer_confidence(*, from_fact: bool, coverage: float, agreeing: int = 0, disagreeing: int = 0,
+                      open_conflict: bool = False, recency: float = 1.0) -> float:
+    """How sure an answer is, from what it rests on: a stored fact starts higher than a span read from retrieved
+    text (which never reaches "high"); `coverage` (0-1) is how much of the question the evidence matched;
+    each other source that agrees adds a little, any that disagrees or an open conflict takes much away (an
+    unsettled answer stays below "high"); `recency` (0-1) is the passive decay of the evidence."""
+    coverage = min(1.0, max(0.0, coverage))
+    score = 0.55 + 0.35 * coverage if from_fact else 0.15 + 0.35 * coverage
+    score += 0.05 * min(agreeing, 2)
+    if disagreeing:
+        score *= 0.75
+    if open_conflict:
+        score = min(score * 0.7, 0.6)
+    score *= 0.8 + 0.2 * min(1.0, max(0.0, recency))
+    return round(min(0.95 if from_fact else 0.6, max(0.05, score)), 2)

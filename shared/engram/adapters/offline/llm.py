@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engram.adapters.offline import answers, synthesis
 from engram.adapters.offline.coreference import CoreferenceRules, link_reference
 from engram.adapters.offline.research import clauses, coverage
 from engram.adapters.offline.statements import SELF
@@ -19,7 +20,7 @@ from engram.model.entities import EntitySighting
 from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.model.insights import InflectionAssessment
 from engram.model.memories import OntologyPredicate
-from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, QuestionSignal, Source, SourceKind
+from engram.model.queries import Answer, ContextItem, InfoRequest, NeedsMoreInfo, QuestionSignal
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
 from engram.ports import (
@@ -96,10 +97,9 @@ class OfflineLLM:
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
-        """Expand first any entity the question names that the context holds only as a summary; then answer
-        extractively from the items that cover the question best; lacking those, ask for entities or a search."""
+        """Expand first any entity the question names that the context holds only as a summary; then answer with
+        the value asked for (engram.adapters.offline.answers); lacking one, ask for entities or a search."""
         signals = self._question_signals(context.question)
-        ranked = _rank(context)
         if can_request_more and remaining_info_requests > 0:
             named = _named_summaries(context)
             if named:
@@ -107,44 +107,41 @@ class OfflineLLM:
                     capability="expand_entity", params={"entity_id": e},
                     reason="the question names this entity and the context holds only its summary")
                     for e in named[:2]], reason="a named entity's full record is missing"), _NO_USAGE, NAME, signals)
-        if ranked and ranked[0][0] >= _ANSWER_MIN_OVERLAP:
-            return LLMReply(_extractive_answer(ranked), _NO_USAGE, NAME, signals)
-        if can_request_more and remaining_info_requests > 0:
-            expandable = context.expandable_entity_ids()[:2]
-            if expandable:
-                requests = [InfoRequest(capability="expand_entity", params={"entity_id": e},
-                                        reason="no context item answers the question yet") for e in expandable]
-            else:
-                requests = [InfoRequest(capability="search_memories",
-                                        params={"query": " ".join(sorted(content_terms(context.question))) or
-                                                context.question, "limit": 10},
-                                        reason="look for memories with the question's terms")]
-            return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME,
-                            signals)
-        return LLMReply(_extractive_answer(ranked) if ranked else _unknown(), _NO_USAGE, NAME, signals)
+        reply = answers.answer(context)
+        if reply.content != answers.UNKNOWN or not (can_request_more and remaining_info_requests > 0):
+            return LLMReply(reply, _NO_USAGE, NAME, signals)
+        expandable = context.expandable_entity_ids()[:2]
+        if expandable:
+            requests = [InfoRequest(capability="expand_entity", params={"entity_id": e},
+                                    reason="no context item answers the question yet") for e in expandable]
+        else:
+            requests = [InfoRequest(capability="search_memories", params={"query": context.question[:500], "limit": 10},
+                                    reason="look for memories with the question's words")]
+        return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME,
+                        signals)
 
     def _question_signals(self, question: str) -> tuple[QuestionSignal, ...]:
         return tuple(QuestionSignal(signal_type=c.signal_type, content=c.content[:500], confidence=c.confidence)
                      for c in classify_signals(question, self.heuristics))
 
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
-        ranked = _rank(context)
-        answer = _extractive_answer(ranked) if ranked else _unknown()
-        return LLMReply(answer.model_copy(update={"forced": True}), _NO_USAGE, NAME)
+        return LLMReply(answers.answer(context).model_copy(update={"forced": True}), _NO_USAGE, NAME)
 
     def summarize(self, scope: str, items: Sequence[str],
                   facts: Sequence[KnownFact] = ()) -> LLMReply[WrittenSummary]:
         """Extractive: the first sentence of each fact and item in order, up to about 600 characters; a fact is
-        confirmed when the summary states its value."""
+        confirmed when the summary states its value outside the fact's own sentence (copying a fact into the
+        summary does not confirm it)."""
         picked, length = [], 0
         for item in [*(f.statement() for f in facts), *items]:
-            first = item.split(". ")[0].strip().rstrip(".")
+            first = _first(item)
             if first and first not in picked and length + len(first) < 600:
                 picked.append(first)
                 length += len(first)
         text = ". ".join(picked) + ("." if picked else "")
         return LLMReply(WrittenSummary(summary=text or "(nothing to summarize)", confirmed_fact_ids=[
-            f.memory_id for f in facts if restates(text, f.object)]), _NO_USAGE, NAME)
+            f.memory_id for f in facts if restates(". ".join(p for p in picked if p != _first(f.statement())),
+                                                   f.object)]), _NO_USAGE, NAME)
 
     def find_conflicts(self, new_facts: Sequence[KnownFact], known_facts: Sequence[KnownFact]) -> LLMReply[ConflictCheck]:
         """Only what rules can see: one subject for and against the same thing. "Prefers email" against
@@ -214,38 +211,9 @@ class OfflineLLM:
 
     def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
                    conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
-        """Extractive: for each sub-question the item that covers it best, cited; each conflicting pair
-        named with both sides; what memory does not hold, said."""
-        parts: list[str] = []
-        sources: dict[str, Source] = {}
-        found: list[float] = []
-        unknown: list[str] = []
-        for sub in [s for s in sub_questions if s.status != "pending"]:
-            overlap, item = _best(context, sub.question)
-            if item is None or overlap < _ANSWER_MIN_OVERLAP:
-                unknown.append(sub.question)
-                continue
-            found.append(overlap)
-            parts.append(f"{sub.question}: {_sentence(item.text)} [{item.id}]")
-            sources.setdefault(item.id, Source(kind=_source_kind(item), id=item.id, excerpt=item.text[:200],
-                                               score=round(overlap, 3), contribution=round(overlap, 3)))
-        by_id = {i.id: i for i in context.items}
-        for conflict in conflicts:
-            (a, b), (text_a, text_b) = conflict.ids, conflict.statements
-            parts.append(f"Conflicting evidence: \"{_sentence(text_a)}\" [{a}] against \"{_sentence(text_b)}\" "
-                         f"[{b}] ({_conflict_status(conflict)})")
-            for i in (a, b):
-                if i in by_id:
-                    sources.setdefault(i, Source(kind=_source_kind(by_id[i]), id=i, excerpt=by_id[i].text[:200],
-                                                 score=by_id[i].score, contribution=0.1))
-        if unknown:
-            parts.append("Memory holds nothing that answers: " + "; ".join(unknown) + ".")
-        if not found:
-            return LLMReply(_unknown().model_copy(update={"sources": list(sources.values())}), _NO_USAGE, NAME)
-        share = len(found) / (len(found) + len(unknown))
-        confidence = (0.3 + 0.6 * sum(found) / len(found)) * share * (0.8 if conflicts else 1.0)
-        return LLMReply(Answer(content="From memory: " + " ".join(parts), confidence=round(min(0.9, confidence), 2),
-                               sources=list(sources.values()), suggested_follow_ups=unknown[:3]), _NO_USAGE, NAME)
+        """Each sub-question's short answer, each conflicting pair named with both sides, what memory does not
+        hold said (engram.adapters.offline.synthesis)."""
+        return LLMReply(synthesis.synthesize(context, sub_questions, conflicts), _NO_USAGE, NAME)
 
 
 def _best(context: QueryContext, question: str) -> tuple[float, ContextItem | None]:
@@ -260,6 +228,10 @@ def _best(context: QueryContext, question: str) -> tuple[float, ContextItem | No
         return 0.0, None
     overlap, _, _, item = max(scored, key=lambda s: (s[0], s[1], -s[2]))
     return overlap, item
+
+
+def _first(text: str) -> str:
+    return text.split(". ")[0].strip().rstrip(".")
 
 
 def _named_entities(context: QueryContext, text: str) -> dict[str, str]:
@@ -286,15 +258,6 @@ def _retry_requests(context: QueryContext, sub: SubQuestion) -> list[InfoRequest
     return requests
 
 
-def _conflict_status(conflict: EvidenceConflict) -> str:
-    if conflict.status == "open":
-        return "an open conflict: memory has not settled which is true"
-    if conflict.status == "resolved":
-        kept = f"[{conflict.winner_id}] was kept" if conflict.winner_id else "both were kept"
-        return f"a settled conflict: {kept}"
-    return "not recorded as a conflict; both are still held"
-
-
 def _stance(predicate: str) -> bool | None:
     return True if predicate in _FOR else False if predicate in _AGAINST else None
 
@@ -303,50 +266,6 @@ def _same_thing(a: str, b: str) -> bool:
     """The same object, or one naming the other with more words ("coffee", "black coffee")."""
     ta, tb = content_terms(a), content_terms(b)
     return bool(ta and tb) and (ta <= tb or tb <= ta)
-
-
-def _rank(context: QueryContext) -> list[tuple[float, ContextItem]]:
-    """Context items by the share of the question's terms they contain, then by retrieval score."""
-    question = content_terms(context.question)
-    if not question:
-        return []
-    scored = []
-    for item in context.items:
-        overlap = len(question & content_terms(item.text)) / len(question)
-        if overlap > 0:
-            scored.append((overlap, item))
-    scored.sort(key=lambda p: (p[0], p[1].score, p[1].kind == "event"), reverse=True)
-    return scored
-
-
-def _extractive_answer(ranked: list[tuple[float, ContextItem]]) -> Answer:
-    best = ranked[0][0]
-    distinct: dict[str, ContextItem] = {}  # a fact and the relationship it made read the same: say it once
-    for overlap, item in ranked:
-        if overlap >= best * 0.75 and len(distinct) < 2:
-            distinct.setdefault(" ".join(item.text.lower().split()), item)
-    chosen = list(distinct.values())
-    content = " ".join(_sentence(i.text) for i in chosen)
-    return Answer(
-        content=f"From memory: {content}",
-        confidence=round(min(0.9, 0.3 + 0.6 * best), 2),
-        sources=[Source(kind=_source_kind(i), id=i.id, excerpt=i.text[:200], score=round(o, 3), contribution=round(o, 3))
-                 for o, i in ranked[:4] if i in chosen or o >= best * 0.75],
-        suggested_follow_ups=[],
-    )
-
-
-def _source_kind(item: ContextItem) -> SourceKind:
-    return "semantic" if item.kind == "relationship" else item.kind  # type: ignore[return-value]
-
-
-def _sentence(text: str) -> str:
-    text = " ".join(text.split())
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _unknown() -> Answer:
-    return Answer(content="I don't have information about that in memory.", confidence=0.1, sources=[])
 
 
 def _named_summaries(context: QueryContext) -> list[str]:

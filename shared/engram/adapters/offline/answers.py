@@ -1,0 +1,412 @@
+"""The offline model's answers: the value a question asks for, not the sentences around it.
+
+A question is read for what it wants (who: a person, where: a place, when: a date, how many: a number, what:
+the thing) by the language engine. A stored fact about what it asks answers first: its current value, then
+the values it replaced, oldest last. Lacking one, the retrieved turns that cover the question best are read
+for a span of the wanted type (a date grounded against when it was said). Lacking that: "I don't know".
+The confidence comes from what the answer rests on (engram.rules.confidence)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+from engram.model.context import QueryContext
+from engram.model.queries import Answer, ContextItem, Source, SourceKind
+from engram.rules.confidence import answer_confidence
+from engram.rules.grounding import date_mentions
+from engram.rules.text import STOPWORDS, content_terms, stem
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+Expect = Literal["person", "place", "date", "number", "duration", "thing"]
+UNKNOWN = "I don't know: that is not mentioned in memory."
+UNKNOWN_CONFIDENCE = 0.05
+_LABELS: dict[Expect, frozenset[str]] = {
+    "person": frozenset({"PERSON"}), "place": frozenset({"GPE", "LOC", "FAC", "ORG"}),
+    "date": frozenset({"DATE", "TIME"}), "number": frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"}),
+    "duration": frozenset({"DATE", "TIME"}), "thing": frozenset()}
+_PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "company", "school", "university",
+                          "office", "employer", "restaurant", "shop", "store", "venue", "location"})
+_DATE_NOUNS = frozenset({"year", "date", "day", "month", "time", "week"})
+_ASKING = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how", "why"})
+# Words that shape a question rather than say what it is about, light verbs among them ("did she go to...").
+_NOT_TOPICAL = frozenset(content_terms(
+    "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
+    "gets got give gave make made take took come came happen happened"))
+_NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
+_GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
+_MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
+_SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm", "i've", "i'd", "i'll"})
+_OTHERS = frozenset({"you", "he", "she", "they", "y'all"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
+                        r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
+_WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
+_SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
+_MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
+                          r"november|december)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a question asks: the kind of value, its topical terms (stemmed, names left out), the names it says,
+    whether it wants several values ("what books") and whether it insists on the present ("now")."""
+
+    expects: Expect
+    terms: frozenset[str]
+    names: frozenset[str]
+    several: bool = False
+    now: bool = False
+    relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
+
+    def covered(self, text: str) -> float:
+        """The share of the question's terms a text holds, its verbs counted twice."""
+        said = content_terms(text)
+        total = len(self.terms) + len(self.relation)
+        return (len(self.terms & said) + len(self.relation & said)) / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class Found:
+    """An answer's value and what it rests on."""
+
+    content: str
+    items: tuple[ContextItem, ...]
+    confidence: float
+
+
+def read_question(question: str, doc: Doc) -> Reading:
+    """The question's wanted value from its wh-word and the noun after it; its names from the entities the
+    engine reads (PERSON, ORG, GPE...) and capitalised words past the first."""
+    words = [t.lower_ for t in doc]
+    lemmas = {t.lemma_.lower() for t in doc}
+    first = next((i for i, w in enumerate(words) if w in _ASKING), None)
+    wh = words[first] if first is not None else ""
+    after = words[first + 1] if first is not None and first + 1 < len(words) else ""
+    expects: Expect = "thing"
+    if wh in ("who", "whom", "whose"):
+        expects = "person"
+    elif wh == "where" or (wh in ("what", "which") and after in _PLACE_NOUNS):
+        expects = "place"
+    elif wh == "when" or (wh in ("what", "which") and after in _DATE_NOUNS):
+        expects = "date"
+    elif wh == "how" and after in ("many", "much", "old"):
+        expects = "number"
+    elif wh == "how" and after in ("long", "often"):
+        expects = "duration"
+    names = {t for e in doc.ents if e.label_ not in _LABELS["date"] | _LABELS["number"] for t in content_terms(e.text)}
+    names |= {stem(t.lower_) for t in doc[1:] if t.text[:1].isupper() and t.is_alpha and t.lower_ not in STOPWORDS}
+    terms = content_terms(question) - names - _NOT_TOPICAL
+    several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
+    relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
+    return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation))
+
+
+def compose(context: QueryContext, question: str | None = None) -> Found | None:
+    """The answer the context holds to its question (or to `question`): from a fact, else from a turn; None
+    when no memory answers."""
+    from engram.adapters.spacy_engine import shared_engine
+
+    text = question or context.question
+    doc = shared_engine().doc(text)
+    reading = read_question(text, doc)
+    parts = [from_facts(r, context.items) or from_text(r, context.items) for r in _each_verb(reading, doc)]
+    found = [f for f in parts if f is not None]
+    if len(parts) == 1 or not found:
+        return found[0] if found else None
+    # "Where does Nadia live and work?": each verb answered in turn, the least sure part (and any gap) the measure.
+    items = {i.id: i for f in found for i in f.items}
+    return Found("; ".join(f.content for f in found), tuple(items.values()),
+                 round(min(f.confidence for f in found) * len(found) / len(parts), 2))
+
+
+def _each_verb(reading: Reading, doc: Doc) -> list[Reading]:
+    """One reading per coordinated verb of the question ("live and work"), else the reading itself."""
+    verbs = [t for t in doc if t.pos_ == "VERB" and stem(t.lower_) in reading.terms]
+    joined = [v for v in verbs if v.dep_ == "conj" and v.head in verbs]
+    if not joined:
+        return [reading]
+    group = {stem(v.lower_) for v in [*joined, *(v.head for v in joined)]}
+    return [replace(reading, terms=reading.terms - (group - {verb}), relation=frozenset({verb}))
+            for verb in sorted(group, key=lambda v: next(t.i for t in verbs if stem(t.lower_) == v))]
+
+
+def answer(context: QueryContext, question: str | None = None) -> Answer:
+    """The answer to the context's question, or "I don't know" with low confidence."""
+    found = compose(context, question)
+    if found is None:
+        return unknown()
+    share = round(1.0 / len(found.items), 3)
+    return Answer(content=found.content, confidence=found.confidence, sources=[
+        Source(kind=source_kind(i), id=i.id, excerpt=i.text[:200], score=round(i.score, 3), contribution=share)
+        for i in found.items])
+
+
+def unknown() -> Answer:
+    return Answer(content=UNKNOWN, confidence=UNKNOWN_CONFIDENCE, sources=[])
+
+
+# ---------------------------------------------------------------- from facts
+def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
+    """The fact group (whom it is about, one predicate) that best matches the question, as its current value
+    first and the values it replaced after it; None when no fact's predicate meets the question's words. A
+    "..._of" fact ("Sarah boss_of Dana") is about its object and answers with its subject."""
+    groups: dict[tuple[str, str], list[ContextItem]] = {}
+    for item in items:
+        if item.kind == "semantic" and item.predicate and item.object:
+            groups.setdefault((_holder(item).lower(), item.predicate), []).append(item)
+    best: tuple[float, list[ContextItem]] | None = None
+    for (holder, predicate), facts in groups.items():
+        if reading.names and not content_terms(holder) & reading.names:
+            continue  # the question names someone else
+        said = content_terms(predicate.replace("_", " "))
+        matched = reading.terms & said
+        if not matched or not _fits(reading, _value(facts[0])):
+            continue
+        if reading.expects != "date" and all(content_terms(_value(f)) <= reading.terms | reading.names
+                                             for f in facts):
+            continue  # the question already says the value: it asks something else about it
+        cover = len(reading.terms & (said | {t for f in facts for t in content_terms(_value(f))}))
+        score = cover / max(1, len(reading.terms))
+        if best is None or score > best[0]:
+            best = (score, facts)
+    if best is None:
+        return None
+    coverage, facts = best
+    current = sorted([f for f in facts if _current(f)], key=_since, reverse=True)
+    history = sorted([f for f in facts if not _current(f)], key=_since, reverse=True)
+    if not current:  # only closed values: the latest of them is the latest known
+        current, history = history[:1], history[1:]
+    head = current[0]
+    values = list(dict.fromkeys(_value(f) for f in current))
+    if reading.expects == "date":
+        content = _day(head.valid_from) if head.valid_from else ", ".join(values)
+    elif history:
+        since = f"since {_day(head.valid_from)}; " if head.valid_from else ""
+        content = f"{values[0]} ({since}before: {', '.join(dict.fromkeys(_value(f) for f in history))})"
+    else:
+        content = ", ".join(values) if reading.several else values[0]
+    # The turns that state the current value too: they agree, and are cited after the facts.
+    agreeing = [i for i in items if i.kind in ("event", "episodic") and content_terms(values[0])
+                and content_terms(values[0]) <= content_terms(i.text)][:2]
+    confidence = answer_confidence(from_fact=True, coverage=coverage, agreeing=len(agreeing),
+                                   disagreeing=len(values) - 1 if not reading.several else 0,
+                                   open_conflict=len(values) > 1 and not reading.several)
+    return Found(content, tuple(current + history + agreeing), confidence)
+
+
+def _inverse(fact: ContextItem) -> bool:
+    return (fact.predicate or "").endswith("_of")
+
+
+def _holder(fact: ContextItem) -> str:
+    """Whom the fact is about."""
+    return (fact.object if _inverse(fact) else fact.subject) or ""
+
+
+def _value(fact: ContextItem) -> str:
+    """What the fact says of whom it is about."""
+    return (fact.subject if _inverse(fact) else fact.object) or ""
+
+
+def _fits(reading: Reading, value: str) -> bool:
+    """Whether a fact's value can be what the question wants: a date comes from its valid time; a person, place
+    or number must read as one to the language engine (an object the engine cannot type passes for a thing)."""
+    if reading.expects in ("date", "thing"):
+        return True
+    from engram.adapters.spacy_engine import shared_engine
+
+    labels = {e.label_ for e in shared_engine().doc(value).ents}
+    return bool(labels & _LABELS[reading.expects]) or (reading.expects == "place" and not labels
+                                                         and value[:1].isupper())
+
+
+def _current(fact: ContextItem) -> bool:
+    return fact.status in (None, "active") and fact.valid_to is None
+
+
+def _since(fact: ContextItem) -> datetime:
+    return fact.valid_from or fact.occurred_at or datetime.min.replace(tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- from retrieved text
+def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
+    """A span of the wanted type from the turns covering the question best (several turns' spans when several
+    values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
+    summary (mixing speakers) answers for someone named only where it reports them by name."""
+    if not reading.terms:
+        return None
+    ranked = []
+    for n, item in enumerate(items):
+        if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
+                item.kind in ("episodic", "summary") and _attributed(item.text, reading.names)):
+            cover = reading.covered(_statements(item.text))
+            if cover >= _MIN_COVERAGE:
+                ranked.append((cover, item.score, -n, item))
+    ranked.sort(key=lambda r: r[:3], reverse=True)
+    from engram.adapters.spacy_engine import shared_engine
+
+    spans: list[tuple[str, float, ContextItem]] = []
+    for cover, _, _, item in ranked[:6]:
+        if spans and cover < spans[0][1] * 0.75:
+            break
+        span = read_span(reading, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at)
+        if span and all(span.lower() != s.lower() for s, _, _ in spans):
+            spans.append((span, cover, item))
+            if not reading.several or len(spans) == 3:
+                break
+    if not spans:
+        return None
+    values = [s for s, _, _ in spans]
+    agreeing = sum(1 for _, _, _, i in ranked[:6] if i is not spans[0][2] and values[0].lower() in i.text.lower())
+    confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
+    return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
+
+
+def _attributed(text: str, names: frozenset[str]) -> bool:
+    """Whether a text that mixes speakers (an episode, a summary) can answer for the people the question names:
+    it must report them by name in the third person ("Vera said ..."), not only address them."""
+    if not names:
+        return True
+    return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
+                          r"is|was|has|had|lives|works)\b", text, re.I))
+
+
+def _statements(text: str) -> str:
+    """The text without its questions."""
+    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
+
+
+def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | None:
+    """The value a turn gives: in its statement covering the question best (not a question, not about the
+    listener or someone else), an entity of the wanted type the question does not say (a date grounded against
+    `said_at`), or for a "what" question the phrase the question's words lead to."""
+    said = [(len(reading.terms & content_terms(s.text)), -n, s) for n, s in enumerate(doc.sents)
+            if not s.text.rstrip().endswith("?") and not _to_listener(s) and _about(s, reading.names)]
+    said = sorted([x for x in said if x[0] > 0], key=lambda x: x[:2], reverse=True)
+    if not said:
+        return None
+    best = said[0][2]
+    if reading.expects == "date":
+        return next((d for _, _, s in said if (d := _date_in(s, said_at))), None) or (
+            _day(said_at) if said_at else None)
+    if reading.expects == "thing":
+        return _thing_in(reading, best)
+    for _, _, sent in said:
+        for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
+            if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
+                                                               r"nine|ten|a few|several|years?|months?)\b", ent.text):
+                continue
+            if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
+                return ent.text
+    return None
+
+
+def _about(sent: Span, names: frozenset[str]) -> bool:
+    """Whether a sentence can speak for the people the question names: it names them, or its speaker speaks of
+    themself (the turns read are the asker's own), or at least no one else is its subject ("he", "Jon")."""
+    if not names or any(t.lower_ in _FIRST_PERSON or stem(t.lower_) in names for t in sent):
+        return True
+    return not any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN") for t in sent)
+
+
+def _to_listener(sent: Span) -> bool:
+    """Whether a sentence is about the one spoken to ("you are...", "your necklace is..."): it says nothing of
+    the speaker."""
+    return any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ == "you" or any(
+        c.dep_ == "poss" and c.lower_ == "your" for c in t.children)) for t in sent)
+
+
+def _closest(reading: Reading, sent: Span, spans: list[Span]) -> list[Span]:
+    """Spans nearest first to the words of the sentence that the question says."""
+    anchors = [t.i for t in sent if stem(t.lower_) in reading.terms] or [sent.start]
+    return sorted(spans, key=lambda s: min(abs(s.start - a) for a in anchors))
+
+
+def _date_in(sent: Span, said_at: datetime | None) -> str | None:
+    """The first date the sentence says, grounded against when it was said and read as a date."""
+    if said_at is not None:
+        for mention in date_mentions(sent.text, said_at):
+            return say_when(mention.text, mention.when, said_at)
+    for ent in sent.ents:
+        if ent.label_ == "DATE" and re.search(r"\d{4}", ent.text):
+            return ent.text
+    return None
+
+
+def say_when(expression: str, when: datetime, said_at: datetime) -> str:
+    """A grounded date expression as a date: a day as "7 May 2023", a week as "the week before 9 June 2023",
+    a month as "May 2023", a season as "summer 2022", a year as "2022"."""
+    if _DAY_WORDS.search(expression):
+        return _day(when)
+    week = _WEEK_WORDS.search(expression)
+    if week:
+        side = "after" if when > said_at else "before"
+        return f"the {week.group('unit').lower()} {side} {_day(said_at)}"
+    season = _SEASON_WORDS.search(expression)
+    if season:
+        return f"{season.group(1).lower()} {when.year}"
+    if _MONTH_WORDS.search(expression):
+        return f"{when:%B} {when.year}"
+    return str(when.year)
+
+
+def _thing_in(reading: Reading, sent: Span) -> str | None:
+    """The phrase the question's words lead to in the sentence: the noun phrase a question word governs (its
+    object, complement, the phrase after its preposition) or the nouns right after it; else the sentence's
+    noun phrase nearest to the question's words that says something the question does not."""
+    said = reading.terms | reading.names
+    chunks = [c for c in sent.noun_chunks if c.root.pos_ != "PRON" and content_terms(c.text)
+              and not content_terms(c.text) <= said and stem(c.root.lower_) not in said]
+    anchors = sorted((t for t in sent if stem(t.lower_) in reading.terms and t.pos_ in ("VERB", "NOUN", "ADJ")),
+                     key=lambda t: t.pos_ != "VERB")
+    found = None
+    for anchor in anchors:
+        governed = {t.i for child in anchor.children if child.dep_ in _GOVERNED for t in child.subtree}
+        found = next((_bare(c) for c in chunks if c.root.i in governed), None) or _nouns_after(anchor, said)
+        if found:
+            break
+    if found is None and chunks:
+        found = _bare(_closest(reading, sent, chunks)[0])
+    if not reading.several or found is None:
+        return found
+    # Several asked for ("what activities"): the sentence's other phrases that say something new, too.
+    return ", ".join(list(dict.fromkeys([found, *(_bare(c) for c in chunks)]))[:3])
+
+
+def _nouns_after(anchor: Token, said: set[str] | frozenset[str]) -> str | None:
+    """The run of nouns (with their adjectives and numbers) that follows a word, past a determiner, possessive,
+    preposition or particle: "researching adoption agencies" -> "adoption agencies"."""
+    doc, i, skipped = anchor.doc, anchor.i + 1, 0
+    while i < len(doc) and skipped < 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
+        i, skipped = i + 1, skipped + 1
+    start = i
+    while i < len(doc) and doc[i].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and i - start < 6:
+        i += 1
+    if i == start or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[start:i]):
+        return None
+    text = doc[start:i].text
+    return text if not content_terms(text) <= said else None
+
+
+def _bare(chunk: Span) -> str:
+    """A noun phrase without its leading determiner or possessive ("my new job" -> "new job")."""
+    tokens = list(chunk)
+    while tokens and tokens[0].dep_ in ("det", "poss") and len(tokens) > 1:
+        tokens = tokens[1:]
+    return chunk.doc[tokens[0].i:tokens[-1].i + 1].text
+
+
+# ---------------------------------------------------------------- shared
+def _day(when: datetime) -> str:
+    return f"{when.day} {when:%B} {when.year}"
+
+
+def source_kind(item: ContextItem) -> SourceKind:
+    return "semantic" if item.kind == "relationship" else item.kind  # type: ignore[return-value]

@@ -378,7 +378,8 @@ def test_invalid_tool_input_twice_is_rejected_after_exactly_two_requests(api: re
 
     assert route.call_count == 2
     assert "invalid record_facts input" in caught.value.message
-    assert caught.value.details == {"model": FAST_MODEL}
+    assert caught.value.details["model"] == FAST_MODEL
+    assert caught.value.details["calls"] == 2 and caught.value.details["output_tokens"] > 0  # the ledger counts them
 
 
 def test_a_reply_without_a_tool_call_is_retried_like_invalid_output(api: respx.Router, llm: AnthropicLLM) -> None:

@@ -30,6 +30,10 @@ class FakePorts:
     domain: DomainDatabase | None = None
     web: WebSearch | None = None
 
+    def llm_for(self, world_id: str) -> LLM:
+        """The model unmetered: these fakes keep no usage ledger."""
+        return self.llm
+
     def world(self, world_id: str) -> World:
         """The world as a step resolves it: these fakes' heuristics (no stored overrides)."""
         return World(world_id, self.heuristics)

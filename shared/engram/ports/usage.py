@@ -8,8 +8,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
-
 from engram.config import Stage
 from engram.errors import EngramError
 from engram.model.context import QueryContext
@@ -20,6 +18,7 @@ from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, NeedsMoreInfo
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
+from engram.model.usage import StageUsage
 from engram.observability import logger, metrics
 from engram.ports.llm import (
     LLM,
@@ -40,20 +39,6 @@ STAGE_OF: dict[str, Stage] = {
     "evaluate_research": "research", "synthesize": "research",
 }
 BUDGET = "budget"  # the fallback's reason: the world's daily token budget is spent
-
-
-class StageUsage(BaseModel):
-    """A world's model spend on one stage on one UTC day."""
-
-    day: date
-    stage: Stage
-    input_tokens: int = Field(ge=0)  # every input token sent, cached or not
-    output_tokens: int = Field(ge=0)
-    calls: int = Field(ge=0)  # requests sent (a corrective retry is a second)
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
 
 
 class UsageLedger(Protocol):

@@ -19,6 +19,7 @@ from engram.adapters.structured import (
     RequestInfoTool,
     StructuredLLM,
     SynthesisTool,
+    tool_schema,
 )
 from engram.config import Settings
 from engram.errors import ConfigurationError, InvalidInput, LLMUnavailable
@@ -28,8 +29,7 @@ __all__ = ["AnswerTool", "AnthropicLLM", "RequestInfoTool", "SynthesisTool", "bu
 
 
 def _tool(name: str) -> dict[str, Any]:
-    model, description = TOOLS[name]
-    return {"name": name, "description": description, "input_schema": model.model_json_schema()}
+    return {"name": name, "description": TOOLS[name][1], "input_schema": tool_schema(name)}
 
 
 class AnthropicLLM(StructuredLLM):

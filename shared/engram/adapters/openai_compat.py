@@ -40,7 +40,7 @@ def response_schema(tools: tuple[str, ...]) -> dict[str, Any]:
 
 
 # Keywords strict mode refuses (OpenAI answers 400); pydantic still checks them on the reply, and retries.
-_UNSUPPORTED = frozenset({"default", "minLength", "maxLength"})
+_UNSUPPORTED = frozenset({"default", "minLength", "maxLength", "title"})  # a title is read by no model
 
 
 def _supported(schema: Any) -> Any:

@@ -240,8 +240,19 @@ class StructuredLLM:
 
 
 def tool_schema(name: str) -> dict[str, Any]:
-    """A tool's input schema: its pydantic model's JSON schema."""
-    return TOOLS[name][0].model_json_schema()
+    """A tool's input schema: its pydantic model's JSON schema, lean."""
+    return lean(TOOLS[name][0].model_json_schema())
+
+
+def lean(schema: Any) -> Any:
+    """A JSON schema without `title`s: pydantic's restatements of the property names, sent with every request and
+    read by no model (a property named `title`, under `properties`, stays)."""
+    if isinstance(schema, list):
+        return [lean(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: ({n: lean(v) for n, v in value.items()} if k in ("properties", "$defs") else lean(value))
+            for k, value in schema.items() if k != "title"}
 
 
 def to_answer(tool: AnswerTool, context: QueryContext) -> Answer:

@@ -9,6 +9,7 @@ import pytest
 
 from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.staged_llm import StagedLLM
+from engram.app.factory import build_offline_llm
 from engram.config import Settings, parse_stage_model
 from engram.errors import ExtractionRejected
 from engram.model.context import QueryContext
@@ -93,3 +94,10 @@ def test_a_stage_model_is_provider_then_model_and_the_model_may_hold_colons(valu
 def test_a_stage_model_that_names_no_known_provider_is_refused_at_start(value: str) -> None:
     with pytest.raises(ValueError, match="provider:model"):
         Settings(model_answer=value)
+
+
+def test_nothing_is_metered_where_every_stage_runs_offline() -> None:
+    assert build_offline_llm(Settings(llm="offline")) is None
+    assert build_offline_llm(Settings(llm="openai", model_extract="offline", model_answer="offline",
+                                      model_summarize="offline", model_research="offline")) is None
+    assert isinstance(build_offline_llm(Settings(llm="offline", model_answer="openai:qwen2.5:7b")), OfflineLLM)

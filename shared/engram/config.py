@@ -18,7 +18,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from engram.errors import ConfigurationError
 
-LLMKind = Literal["offline", "anthropic", "bedrock"]
+LLMKind = Literal["offline", "anthropic", "bedrock", "openai"]
+Stage = Literal["extract", "answer", "summarize", "research"]
+STAGES: tuple[Stage, ...] = ("extract", "answer", "summarize", "research")
 EmbedderKind = Literal["hash", "minilm", "titan"]
 KeywordIndexKind = Literal["tantivy", "opensearch", "postgres"]
 
@@ -119,6 +121,21 @@ class Settings(BaseSettings):
     bedrock_region: str | None = None
     bedrock_model: str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
     bedrock_fast_model: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    # Any OpenAI-compatible server (OpenAI, Azure OpenAI, OpenRouter, vLLM, Ollama, LM Studio, llama.cpp's server).
+    openai_base_url: str | None = None  # None: OpenAI's API
+    openai_api_key: str | None = None  # a local server without keys takes any
+    openai_model: str = "gpt-4o-mini"
+    openai_max_tokens: int = Field(default=2048, ge=1)
+    # A model per stage, `provider:model` (`openai:qwen2.5:7b`, `anthropic:claude-haiku-4-5`) or `offline`; unset:
+    # the ENGRAM_LLM model. extract: extraction; answer: answers; summarize: summaries, conflicts, inflections;
+    # research: a research question's plan, evaluation and synthesis.
+    model_extract: str | None = None
+    model_answer: str | None = None
+    model_summarize: str | None = None
+    model_research: str | None = None
+    # Model tokens (in and out) a world may spend per UTC day before its stages fall back to the offline engine;
+    # a world's `llm_budget` config replaces it. None: no limit (spend is still counted).
+    llm_daily_tokens: int | None = Field(default=None, ge=0)
     llm_max_retries: int = 2
     llm_timeout_s: float = 60.0
     titan_model_id: str = "amazon.titan-embed-text-v2:0"
@@ -148,6 +165,13 @@ class Settings(BaseSettings):
     web_search_url: str = "https://api.duckduckgo.com/"
     web_search_timeout_s: float = 3.0
 
+    @field_validator("model_extract", "model_answer", "model_summarize", "model_research")
+    @classmethod
+    def _stage_model(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_stage_model(value)
+        return value
+
     @field_validator("domain_tables", mode="before")
     @classmethod
     def _parse_domain_tables(cls, value: object) -> object:
@@ -158,10 +182,27 @@ class Settings(BaseSettings):
             return self.llm
         return "anthropic" if self.anthropic_api_key else "offline"
 
+    def stage_models(self) -> dict[Stage, tuple[LLMKind, str | None]]:
+        """The stages given a model of their own: (provider, model; None: the provider's default)."""
+        named = {"extract": self.model_extract, "answer": self.model_answer, "summarize": self.model_summarize,
+                 "research": self.model_research}
+        return {stage: parse_stage_model(value) for stage, value in named.items() if value}  # type: ignore[misc]
+
     def resolved_keyword_index(self) -> KeywordIndexKind:
         if self.keyword_index is not None:
             return self.keyword_index
         return "opensearch" if self.opensearch_url else "tantivy"
+
+
+def parse_stage_model(value: str) -> tuple[LLMKind, str | None]:
+    """`provider:model` (the model may hold colons: `openai:qwen2.5:7b`) or `offline`; anything else is a ValueError
+    that names the providers."""
+    provider, _, model = value.strip().partition(":")
+    if provider == "offline" and not model:
+        return "offline", None
+    if provider not in ("openai", "anthropic", "bedrock") or not model.strip():
+        raise ValueError(f"{value!r} is not provider:model (openai, anthropic or bedrock) or offline")
+    return provider, model.strip()  # type: ignore[return-value]
 
 
 @lru_cache(maxsize=1)

@@ -32,6 +32,10 @@ class FakePorts:
     web: WebSearch | None = None
     language: LanguageEngine | None = None  # None: mentions by the rules alone
 
+    def llm_for(self, world_id: str) -> LLM:
+        """The model unmetered: these fakes keep no usage ledger."""
+        return self.llm
+
     def world(self, world_id: str) -> World:
         """The world as a step resolves it: these fakes' heuristics (no stored overrides)."""
         return World(world_id, self.heuristics)

@@ -23,6 +23,7 @@ from engram.adapters.anthropic import (
     SynthesisTool,
     build_llm,
 )
+from engram.adapters.structured import lean
 from engram.config import Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.context import QueryContext
@@ -148,7 +149,7 @@ def test_extraction_sends_the_fast_model_a_forced_record_facts_tool_with_the_pyd
     assert body["model"] == FAST_MODEL
     assert body["tool_choice"] == {"type": "tool", "name": "record_facts"}
     assert [t["name"] for t in body["tools"]] == ["record_facts"]
-    assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(ExtractionResult.model_json_schema())
     assert body["tools"][0]["description"]
     assert body["system"] == _system(extraction_prompt.SYSTEM)
     assert body["messages"] == extraction_prompt.messages(EVENTS, ["Dana", "Lisbon"])
@@ -189,7 +190,7 @@ def test_extraction_carries_the_windows_references_and_candidates_and_returns_th
     reply = llm.extract(events, ["Dana"], references=references, candidates=candidates)
 
     body = sent(route)
-    assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(ExtractionResult.model_json_schema())
     assert body["messages"] == extraction_prompt.messages(events, ["Dana"], references, candidates)
     content = body["messages"][0]["content"]
     assert '- evt_04@0: "She" (pronoun) in [evt_04]' in content
@@ -254,7 +255,7 @@ def test_a_model_that_may_ask_for_more_chooses_between_answer_and_request_info(
     assert body["model"] == MODEL
     assert body["tool_choice"] == {"type": "any"}
     assert [(t["name"], t["input_schema"]) for t in body["tools"]] == [
-        ("answer", AnswerTool.model_json_schema()), ("request_info", RequestInfoTool.model_json_schema())]
+        ("answer", lean(AnswerTool.model_json_schema())), ("request_info", lean(RequestInfoTool.model_json_schema()))]
     assert body["system"] == _system(answer_prompt.SYSTEM)
     content = body["messages"][0]["content"]
     assert "- semantic sem_01: Dana lives_in Lisbon" in content
@@ -338,7 +339,7 @@ def test_a_summary_is_written_through_the_write_summary_tool_and_names_only_offe
 
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "write_summary"})
-    assert body["tools"][0]["input_schema"] == WrittenSummary.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(WrittenSummary.model_json_schema())
     assert "confirmed_fact_ids" in body["tools"][0]["input_schema"]["properties"]
     assert body["system"] == _system(summary_prompt.SYSTEM)
     assert body["messages"] == summary_prompt.messages("conversation c1", items, facts)
@@ -378,7 +379,8 @@ def test_invalid_tool_input_twice_is_rejected_after_exactly_two_requests(api: re
 
     assert route.call_count == 2
     assert "invalid record_facts input" in caught.value.message
-    assert caught.value.details == {"model": FAST_MODEL}
+    assert caught.value.details["model"] == FAST_MODEL
+    assert caught.value.details["calls"] == 2 and caught.value.details["output_tokens"] > 0  # the ledger counts them
 
 
 def test_a_reply_without_a_tool_call_is_retried_like_invalid_output(api: respx.Router, llm: AnthropicLLM) -> None:
@@ -485,7 +487,7 @@ def test_bedrock_requests_are_sigv4_signed_and_name_the_model_in_the_path(bedroc
     body = sent(route)
     assert "model" not in body and "anthropic_version" in body  # Bedrock takes the model from the path
     assert body["tool_choice"] == {"type": "tool", "name": "record_facts"}
-    assert body["tools"][0]["input_schema"] == ExtractionResult.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(ExtractionResult.model_json_schema())
     assert body["system"] == _system(extraction_prompt.SYSTEM)
     assert [t.object for t in reply.value.triples] == ["Lisbon", "window seats"]
     assert reply.usage == Usage(812, 96, 1, cache_write_tokens=412)
@@ -536,7 +538,7 @@ def test_an_inflection_is_read_by_the_fast_model_through_a_forced_report_inflect
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "report_inflection"})
     assert [t["name"] for t in body["tools"]] == ["report_inflection"]
-    assert body["tools"][0]["input_schema"] == InflectionAssessment.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(InflectionAssessment.model_json_schema())
     assert body["system"] == _system(inflection_prompt.SYSTEM)
     assert body["messages"] == inflection_prompt.messages(EVENTS, SIGNALS)
     content = body["messages"][0]["content"]
@@ -597,7 +599,7 @@ def test_a_research_plan_is_asked_of_the_fast_model_through_a_forced_plan_resear
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "plan_research"})
     assert [t["name"] for t in body["tools"]] == ["plan_research"]
-    assert body["tools"][0]["input_schema"] == ResearchPlan.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(ResearchPlan.model_json_schema())
     assert body["system"] == _system(research_prompt.PLAN_SYSTEM)  # the same every query: cached
     content = body["messages"][0]["content"]
     assert "Question: Where does Dana live, and with whom does she work?" in content
@@ -631,7 +633,7 @@ def test_the_completeness_check_shows_the_sub_questions_and_keeps_follow_ups_onl
 
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "evaluate_research"})
-    assert body["tools"][0]["input_schema"] == ResearchEvaluation.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(ResearchEvaluation.model_json_schema())
     assert body["system"] == _system(research_prompt.EVALUATE_SYSTEM)
     content = body["messages"][0]["content"]
     assert "- s1 (gathered): Where does Dana live? [tried: expand_entity {'entity_id': 'ent_dana'}; found: " \
@@ -656,7 +658,7 @@ def test_a_synthesis_on_the_main_model_cites_only_context_ids_and_names_the_conf
 
     body = sent(route)
     assert (body["model"], body["tool_choice"]) == (MODEL, {"type": "tool", "name": "synthesize_research"})
-    assert body["tools"][0]["input_schema"] == SynthesisTool.model_json_schema()
+    assert body["tools"][0]["input_schema"] == lean(SynthesisTool.model_json_schema())
     assert body["system"] == _system(research_prompt.SYNTHESIZE_SYSTEM)
     assert '- C1 (open): sem_02 "Dana works at Acme" against sem_03 "Dana works at Globex"' in \
         body["messages"][0]["content"]

@@ -142,7 +142,7 @@ def _config(api: httpx.Client, method: str, world: str, body: object = None, sta
 
 def test_a_worlds_config_is_read_replaced_patched_and_reset(api: httpx.Client) -> None:
     fresh = _config(api, "GET", "wcfg")
-    assert fresh["overrides"] == {"heuristics": {}, "tag_categories": {}} and fresh["ignored"] == {}
+    assert fresh["overrides"] == {"heuristics": {}, "tag_categories": {}, "llm_budget": None} and fresh["ignored"] == {}
     assert fresh["heuristics"]["rrf_k"] == 60 and "weather" in fresh["tag_categories"]
 
     tuned = _config(api, "PUT", "wcfg", {"heuristics": {"rrf_k": 30, "base_importance": {"userinput": 0.5}},
@@ -171,7 +171,7 @@ def test_a_worlds_config_is_read_replaced_patched_and_reset(api: httpx.Client) -
     assert _config(api, "GET", "wcfg")["overrides"] == patched["overrides"]  # a refused write changes nothing
 
     reset = _config(api, "DELETE", "wcfg")
-    assert reset["overrides"] == {"heuristics": {}, "tag_categories": {}} and reset["heuristics"]["search_limit"] == 10
+    assert reset["overrides"] == {"heuristics": {}, "tag_categories": {}, "llm_budget": None} and reset["heuristics"]["search_limit"] == 10
     paths = api.get("/v1/openapi.json").json()["paths"]
     assert {"get", "put", "patch", "delete"} <= set(paths["/v1/worlds/{world}/config"])
 

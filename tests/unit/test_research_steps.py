@@ -101,3 +101,21 @@ def test_a_request_naming_an_id_the_context_does_not_hold_is_skipped_not_fatal()
     [sub] = report.sub_questions
     assert sub.rejected == ["expand_entity: Invalid entity ID: ent_made_up"]
     assert sub.evidence and sub.status == "gathered"  # the search still ran
+
+
+def test_a_follow_up_round_that_gathers_nothing_new_stops_the_research_with_rounds_left() -> None:
+    never = ResearchEvaluation(complete=False, answered=[], notes="still missing", follow_ups=[PlannedSubQuestion(
+        question="Dana's employer", requests=[InfoRequest(capability="search_memories", params={"query": "employer"})])])
+    llm = ScriptedLLM(evaluations=[never])
+    fakes = FakePorts(llm=llm)
+    state = research.evaluate(fakes, WORLD, research.gather(fakes, WORLD, _planned(fakes, max_research_iterations=4)))
+    rounds = 1
+    while state.outcome == "incomplete":
+        state = research.evaluate(fakes, WORLD, research.gather(fakes, WORLD, state))
+        rounds += 1
+    query = _query(fakes, state)
+    added = [t.detail["items_added"] for t in query.trace if t.step == "gather"]
+    assert added[-1] == 0 and all(n > 0 for n in added[1:-1])  # the same follow-up again finds nothing new
+    assert rounds < 4 and state.remaining_iterations > 0
+    assert query.trace[-1].detail["stopped"] == "the last round gathered nothing new"
+    assert len(llm.calls_to("evaluate_research")) == rounds

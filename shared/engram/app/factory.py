@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engram.config import Settings
+from engram.config import STAGES, LLMKind, Settings
 from engram.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build_llm(settings: Settings) -> LLM:
-    from engram.adapters.anthropic import build_llm as build
-
+    """The model `ENGRAM_LLM` names, and where `ENGRAM_MODEL_<STAGE>` gives a stage its own, each stage's (a model
+    named twice is built once)."""
     if settings.anthropic_api_key_secret_arn and not settings.anthropic_api_key:
         # On AWS the key lives in Secrets Manager (never in the function's environment): read it once, at cold start.
         from engram.adapters.secrets import api_key
@@ -72,7 +72,39 @@ def build_llm(settings: Settings) -> LLM:
         settings = settings.model_copy(update={"anthropic_api_key": api_key(settings.anthropic_api_key_secret_arn)})
     from engram.adapters.engine_first import engine_first
 
-    return engine_first(build(settings))  # the language engine reads first; the model only what it cannot
+    # The language engine reads every extraction window first; a model, only the windows it cannot.
+    default = engine_first(_provider_llm(settings, settings.resolved_llm(), None))
+    stages = settings.stage_models()
+    if not stages:
+        return default
+    from engram.adapters.staged_llm import StagedLLM
+
+    built: dict[tuple[LLMKind, str | None], LLM] = {}
+    for provider, model in stages.values():
+        if (provider, model) not in built:
+            built[provider, model] = engine_first(_provider_llm(settings, provider, model))
+    return StagedLLM(default, {stage: built[spec] for stage, spec in stages.items()})
+
+
+def _provider_llm(settings: Settings, provider: LLMKind, model: str | None) -> LLM:
+    if provider == "openai":
+        from engram.adapters.openai_compat import build_llm as build_openai
+
+        return build_openai(settings, model)
+    from engram.adapters.anthropic import build_llm as build
+
+    return build(settings.model_copy(update={"llm": provider}), model)
+
+
+def build_offline_llm(settings: Settings) -> LLM | None:
+    """The offline engine a world's stages fall back to once its daily model budget is spent; None when every stage
+    runs offline already (nothing is spent, nothing to meter)."""
+    stages = settings.stage_models()
+    if all(stages.get(stage, (settings.resolved_llm(), None))[0] == "offline" for stage in STAGES):
+        return None
+    from engram.adapters.offline.llm import OfflineLLM
+
+    return OfflineLLM()
 
 
 def build_workflows(settings: Settings) -> Workflows:

@@ -145,7 +145,7 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     events = sorted(events, key=lambda e: (e.occurred_at, e.event_id))
     offered = [KnownFact(memory_id=f.memory_id, subject=name, predicate=f.predicate, object=f.object_value)
                for f, name, _ in ranked]
-    reply = clients.llm.summarize(_label(scope, facts), [e.content for e in events], offered)
+    reply = clients.llm_for(scope.world_id).summarize(_label(scope, facts), [e.content for e in events], offered)
     result.model_calls, result.input_tokens, result.output_tokens = (
         1, reply.usage.sent_tokens, reply.usage.output_tokens)
     confirmed_ids = set(reply.value.confirmed_fact_ids)  # the model's word on which facts its summary states

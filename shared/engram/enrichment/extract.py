@@ -94,9 +94,9 @@ def _extract_window(clients: ExtractPorts, world: World, window: list[StoredEven
     # they may point at. Linked before the triples, so "She" as a triple's subject finds who she is.
     scope = ResolutionScope.read(clients, world)
     task = coreference_task(clients, scope, window)
-    reply = clients.llm.extract(window_events(window), known, references=task.references, candidates=task.candidates,
-                                predicates=ontology)
-    count_call(counts, reply.usage)
+    reply = clients.llm_for(world_id).extract(window_events(window), known, references=task.references,
+                                              candidates=task.candidates, predicates=ontology)
+    count_call(counts, reply.usage, reply.fallback)
     counts["coreferences"] = counts.get("coreferences", 0) + link_references(
         clients, scope, window, task, reply.value.coreferences)
     by_id = {e.event_id: e for e in window}

@@ -42,20 +42,23 @@ class FactPorts(Protocol):
 
     @property
     def store(self) -> FactStore: ...
-    @property
-    def llm(self) -> LLM: ...
+    def llm_for(self, world_id: str) -> LLM:
+        """The model as the world may use it today (metered, the offline engine once its budget is spent)."""
+        ...
     @property
     def embedder(self) -> Embedder: ...
     @property
     def domain(self) -> DomainDatabase | None: ...
 
 
-def count_call(counts: dict[str, int], usage: Usage) -> None:
+def count_call(counts: dict[str, int], usage: Usage, fallback: str | None = None) -> None:
     """One call through the model port; its requests (a retry of invalid output is a second) and tokens."""
     counts["model_calls"] = counts.get("model_calls", 0) + 1
     counts["model_requests"] = counts.get("model_requests", 0) + usage.calls
     counts["input_tokens"] = counts.get("input_tokens", 0) + usage.input_tokens
     counts["output_tokens"] = counts.get("output_tokens", 0) + usage.output_tokens
+    if fallback:  # the offline engine read it in the model's place (basis offline): counted by why
+        counts[f"offline_{fallback}_calls"] = counts.get(f"offline_{fallback}_calls", 0) + 1
 
 
 def fact_text(triple: ExtractedTriple) -> str:
@@ -190,12 +193,12 @@ def cross_predicate_conflicts(clients: FactPorts, world_id: str, stated: list[Se
                          predicate=f.predicate, object=f.object_value)
 
     try:
-        reply = clients.llm.find_conflicts([shown(f) for f in candidates], [shown(f) for f in known])
+        reply = clients.llm_for(world_id).find_conflicts([shown(f) for f in candidates], [shown(f) for f in known])
     except ExtractionRejected as exc:
         counts["conflict_checks_rejected"] = counts.get("conflict_checks_rejected", 0) + 1
         logger.warning("cross-predicate conflict check rejected", extra={"world_id": world_id, "error": str(exc)})
         return
-    count_call(counts, reply.usage)
+    count_call(counts, reply.usage, reply.fallback)
     seen: set[frozenset[str]] = set()
     for pair in reply.value.conflicts:
         new, old = by_memory.get(pair.memory_id), by_memory.get(pair.conflicting_memory_id)

@@ -36,8 +36,9 @@ class InsightPorts(Protocol):
 
     @property
     def store(self) -> InsightStore: ...
-    @property
-    def llm(self) -> LLM: ...
+    def llm_for(self, world_id: str) -> LLM:
+        """The model as the world may use it today (metered, the offline engine once its budget is spent)."""
+        ...
 
 
 ASSUMPTION_STATUSES: tuple[AssumptionStatus, ...] = ("untested", "confirmed", "challenged", "refuted")
@@ -84,7 +85,7 @@ def _check_inflection(clients: InsightPorts, state: InsightState, checkpoint: in
         return 0
     signals = _signals_until(stored, window, h, now)
     try:
-        reply = clients.llm.detect_inflection(
+        reply = clients.llm_for(world_id).detect_inflection(
             [WindowEvent(event_id=e.event_id, role=e.role, content=e.content, occurred_at=e.occurred_at,
                          speaker=e.user_id) for e in window], signals, h=h)
     except (LLMUnavailable, ExtractionRejected) as exc:

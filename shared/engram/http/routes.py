@@ -30,6 +30,7 @@ from engram.memory.context import prompt_context
 from engram.memory.erase import erase_user
 from engram.memory.history import fact_history
 from engram.memory.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
+from engram.memory.usage import MAX_DAYS, usage_report
 from engram.model.common import as_utc
 from engram.model.entities import (
     CanonicalEntity,
@@ -67,6 +68,7 @@ from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
 from engram.model.steps import ConsolidationRun
+from engram.model.usage import UsageReport
 from engram.model.world import World
 from engram.ports.clients import Clients
 from engram.query import submit as queries
@@ -284,6 +286,15 @@ def consolidation_run(world: WorldId, execution_id: Annotated[str, Path(max_leng
                         "and tag categories in force", tags=["config"])
 def get_config(world: WorldId) -> WorldConfigView:
     return read_config(get_clients(), world)
+
+
+@api_router.get("/v1/worlds/<world>/usage",
+                summary="The world's model spend: tokens and requests by day and stage, and its daily budget",
+                tags=["config"])
+def get_usage(world: WorldId, days: Annotated[int, Query(ge=1, le=MAX_DAYS, description="the last this many UTC "
+                                                                                       "days, today included")] = 7
+              ) -> UsageReport:
+    return usage_report(get_clients(), world, days)
 
 
 @api_router.put("/v1/worlds/<world>/config",

@@ -34,6 +34,7 @@ class WorldConfigPatch(BaseModel):
 
     heuristics: dict[str, Any] | None = None
     tag_categories: dict[str, Any] | None = None
+    llm_budget: int | None = None
 
 
 def read_config(clients: Clients, world_id: str) -> WorldConfigView:

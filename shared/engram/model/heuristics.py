@@ -252,7 +252,10 @@ class QueryHeuristics(_Section):
 
     max_info_requests: int = 3
     max_initial_entities: int = 10
-    context_token_budget: int = 6_000
+    # The context items and conversation lines sent with each answer call (6,000 before issue 21); the call adds
+    # about 1,300 tokens of instructions and tool schemas (the cached prefix) and this round's offer. Lower, the
+    # drop of low-scoring items takes the evidence events first and the loop spends more rounds than it saves.
+    context_token_budget: int = 900
     chars_per_token: float = 4.0
     query_initial_hits: int = 10  # fused search hits in the first context
     query_relationship_entities: int = 3  # entities whose direct relationships join the first context

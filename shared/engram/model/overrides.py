@@ -26,6 +26,9 @@ class WorldConfig(BaseModel):
         "one (base_importance, tag_keywords, rank_source_weights...) is merged key by key with the defaults"))
     tag_categories: dict[TagName, list[TagKeyword]] = Field(default_factory=dict, description=(
         "tag categories of the world's own, or other keywords for a default one, in the order tags are given"))
+    llm_budget: int | None = Field(default=None, ge=0, description=(
+        "model tokens (in and out, every stage) the world may spend per UTC day; once spent its stages fall back to "
+        "the offline engine until the next day. Unset: the deployment's ENGRAM_LLM_DAILY_TOKENS"))
 
     @field_validator("heuristics")
     @classmethod

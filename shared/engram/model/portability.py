@@ -342,6 +342,7 @@ NOT_EXPORTED = {
     "keyword_documents": "the PostgreSQL keyword index: derived data, rebuilt from the rows by the import",
     "query_contexts": "a query loop's working context between steps; a finished query keeps its answer and trace",
     "erased_users": "the world's record of erasures (who, when): it holds no memory to carry to another world",
+    "llm_usage": "the world's model spend by day and stage: a running count for its budget, not memory",
     "memory_audit": "this world's record of the user's corrections and deletions of facts: the facts as they are "
                     "now are exported; what they were (and a deleted fact) stays behind",
 }

@@ -63,7 +63,9 @@ class Answer(Frozen):
     sources: list[Source] = Field(default_factory=list)
     suggested_follow_ups: list[str] = Field(default_factory=list)
     forced: bool = False  # True when the loop ran out of info requests (or a request was invalid) and had to answer
-    basis: Literal["model", "retrieval"] = "model"  # retrieval: the model stayed unavailable, no model wrote this
+    # retrieval: the model stayed unavailable, no model wrote this; offline: the offline engine wrote it (`reason`)
+    basis: Literal["model", "retrieval", "offline"] = "model"
+    reason: Literal["budget"] | None = None  # why not the model: the world's daily model budget is spent
 
 
 class NeedsMoreInfo(Frozen):

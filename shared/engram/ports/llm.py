@@ -139,6 +139,7 @@ class LLMReply(Generic[T]):
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     signals: tuple[QuestionSignal, ...] = ()  # an answer call's reading of the question's own signals
+    fallback: str | None = None  # why the offline engine answered in the model's place ("budget"); None: it did not
 
 
 class LLM(Protocol):

@@ -19,10 +19,11 @@ from engram.ports.relationships import RelationshipStore
 from engram.ports.retrieval import RetrievalStore
 from engram.ports.signals import SignalStore
 from engram.ports.summaries import SummaryStore
+from engram.ports.usage import UsageLedger
 
 
 class Store(PortabilityStore, EraseStore, EventStore, EntityStore, MentionStore, RelationshipStore, MemoryStore, QueryStore, OutboxStore, SignalStore, SummaryStore, InsightStore,
-            RetrievalStore, Protocol):
+            RetrievalStore, UsageLedger, Protocol):
     def world_config(self, world_id: str) -> dict[str, Any]:
         """The world's `system_config` rows (heuristics and tag categories), as stored: not validated."""
         ...

@@ -42,8 +42,9 @@ class LoopPorts(Protocol):
     def index(self) -> KeywordIndex: ...
     @property
     def embedder(self) -> Embedder: ...
-    @property
-    def llm(self) -> LLM: ...
+    def llm_for(self, world_id: str) -> LLM:
+        """The model as the world may use it today (metered, the offline engine once its budget is spent)."""
+        ...
     @property
     def web(self) -> WebSearch | None: ...
 
@@ -101,8 +102,11 @@ def _state(query: WorldQuery, iteration: int, outcome: str | None) -> LoopState:
                      outcome=outcome, remaining_info_requests=query.remaining_info_requests)  # type: ignore[arg-type]
 
 
-def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model: str) -> None:
+def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model: str,
+                  fallback: str | None = None) -> None:
     query.model = model
+    if fallback:  # the offline engine answered in the model's place: the trace says why
+        record["detail"].update(basis="offline", reason=fallback)
     query.model_calls += usage.calls
     query.input_tokens += usage.sent_tokens  # the query's cost in context: cached prefix tokens count too
     query.output_tokens += usage.output_tokens
@@ -170,10 +174,10 @@ def ask(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     with _traced(query, iteration, "ask") as record:
         measures = budget.thin(context, h)
         with _model_wait(record):
-            reply = clients.llm.answer(context, can_request_more=query.can_request_more_info,
-                                       remaining_info_requests=query.remaining_info_requests,
-                                       temperature=query.config.temperature)
-        _record_usage(query, record, reply.usage, reply.model)
+            reply = clients.llm_for(query.world_id).answer(
+                context, can_request_more=query.can_request_more_info,
+                remaining_info_requests=query.remaining_info_requests, temperature=query.config.temperature)
+        _record_usage(query, record, reply.usage, reply.model, reply.fallback)
         if reply.signals and not query.signals:
             query.signals = list(reply.signals)
         if isinstance(reply.value, NeedsMoreInfo):
@@ -193,7 +197,7 @@ def ask(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
                 context.pending_requests = requests if query.can_request_more_info else []
                 record["outcome"] = "needs_more_info"
         else:
-            query.answer = _grounded(reply.value, context, h)
+            query.answer = _grounded(offline_labelled(reply.value, reply.fallback), context, h)
             record["outcome"] = "answer"
             record["detail"].update(confidence=query.answer.confidence, sources=len(query.answer.sources))
         if measures:
@@ -240,9 +244,9 @@ def force(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     h = world.heuristics
     with _traced(query, state.iteration, "force") as record:
         with _model_wait(record):
-            reply = clients.llm.force_answer(context, temperature=query.config.temperature)
-        _record_usage(query, record, reply.usage, reply.model)
-        answer = reply.value.model_copy(update={"forced": True})
+            reply = clients.llm_for(query.world_id).force_answer(context, temperature=query.config.temperature)
+        _record_usage(query, record, reply.usage, reply.model, reply.fallback)
+        answer = offline_labelled(reply.value, reply.fallback).model_copy(update={"forced": True})
         if context.missing or h.query.query_forced_answer_low:
             answer = answer.model_copy(update={"confidence": min(answer.confidence, h.query.answer_degraded_confidence)})
         if context.missing:
@@ -296,6 +300,11 @@ def fail(clients: LoopPorts, world_id: str, query_id: str, error: dict[str, Any]
     return FinalState(world_id=world_id, query_id=query_id, status="failed",
                       iterations=max((t.iteration for t in query.trace), default=0),
                       info_requests_used=query.info_requests_used)
+
+
+def offline_labelled(answer: Answer, fallback: str | None) -> Answer:
+    """The answer saying the offline engine wrote it, and why, when it did (`LLMReply.fallback`)."""
+    return answer.model_copy(update={"basis": "offline", "reason": fallback}) if fallback else answer
 
 
 def _grounded(answer: Answer, context: QueryContext, h: Heuristics) -> Answer:

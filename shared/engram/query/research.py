@@ -35,6 +35,7 @@ from engram.query.loop import (
     _model_wait,
     _record_usage,
     _traced,
+    offline_labelled,
 )
 
 ResearchOutcome = Literal["planned", "gathered", "incomplete", "complete", "answer"]
@@ -82,8 +83,9 @@ def plan(clients: ResearchPorts, world: World, state: ResearchState | LoopState)
     h = world.heuristics
     with _traced(query, 0, "plan") as record:
         with _model_wait(record):
-            reply = clients.llm.plan_research(context, max_sub_questions=h.query.research_max_sub_questions)
-        _record_usage(query, record, reply.usage, reply.model)
+            reply = clients.llm_for(query.world_id).plan_research(
+                context, max_sub_questions=h.query.research_max_sub_questions)
+        _record_usage(query, record, reply.usage, reply.model, reply.fallback)
         planned = reply.value.sub_questions[: h.query.research_max_sub_questions]
         query.research = ResearchReport(sub_questions=_numbered(planned, 1, 1),
                                         max_iterations=query.config.max_research_iterations,
@@ -156,16 +158,20 @@ def evaluate(clients: ResearchPorts, world: World, state: ResearchState) -> Rese
     can_continue = report.remaining_iterations > 0
     with _traced(query, iteration, "evaluate") as record:
         with _model_wait(record):
-            reply = clients.llm.evaluate_research(context, report.sub_questions, can_continue=can_continue,
-                                                  max_follow_ups=h.query.research_max_follow_ups)
-        _record_usage(query, record, reply.usage, reply.model)
+            reply = clients.llm_for(query.world_id).evaluate_research(
+                context, report.sub_questions, can_continue=can_continue,
+                max_follow_ups=h.query.research_max_follow_ups)
+        _record_usage(query, record, reply.usage, reply.model, reply.fallback)
         verdict = reply.value
         answered = set(verdict.answered)
         subs = [s.model_copy(update={"status": "answered" if s.sub_id in answered else "unanswered"})
                 if s.status in ("gathered", "unanswered") else s for s in report.sub_questions]
         follow_ups = _numbered(verdict.follow_ups[: h.query.research_max_follow_ups], len(subs) + 1, iteration + 1)
         complete = verdict.complete or all(s.status == "answered" for s in subs)
-        more = not complete and can_continue and bool(follow_ups)
+        # A follow-up round that gathered nothing new leaves the next check where this one is: stop spending.
+        stalled = iteration > 1 and any(t.step == "gather" and t.iteration == iteration
+                                        and t.detail.get("items_added") == 0 for t in query.trace)
+        more = not complete and can_continue and bool(follow_ups) and not stalled
         query.research = report.model_copy(update={
             "sub_questions": subs + (follow_ups if more else []), "complete": complete,
             "notes": [*report.notes, verdict.notes] if verdict.notes else report.notes})
@@ -175,6 +181,8 @@ def evaluate(clients: ResearchPorts, world: World, state: ResearchState) -> Rese
                                 estimated_tokens=context.stats(h.query.chars_per_token).estimated_tokens)
         if not complete and not can_continue:
             record["detail"]["stopped"] = "no research iterations left"
+        elif not complete and stalled:
+            record["detail"]["stopped"] = "the last round gathered nothing new"
     clients.store.save_query(query)
     return _state(query, iteration, "incomplete" if more else "complete")
 
@@ -188,10 +196,11 @@ def synthesize(clients: ResearchPorts, world: World, state: ResearchState) -> Re
     h = world.heuristics
     with _traced(query, iteration, "synthesize") as record:
         with _model_wait(record):
-            reply = clients.llm.synthesize(context, report.sub_questions, report.conflicts,
-                                           temperature=query.config.temperature)
-        _record_usage(query, record, reply.usage, reply.model)
-        query.answer = _grounded(_citing_conflicts(reply.value, report.conflicts, context), context, h)
+            reply = clients.llm_for(query.world_id).synthesize(context, report.sub_questions, report.conflicts,
+                                                               temperature=query.config.temperature)
+        _record_usage(query, record, reply.usage, reply.model, reply.fallback)
+        query.answer = _grounded(offline_labelled(_citing_conflicts(reply.value, report.conflicts, context),
+                                                  reply.fallback), context, h)
         record["outcome"] = "answer"
         record["detail"].update(confidence=query.answer.confidence, sources=len(query.answer.sources),
                                 conflicts=len(report.conflicts),

@@ -17,8 +17,9 @@ from engram.adapters.postgres.retrieval import RetrievalRepo
 from engram.adapters.postgres.search import SearchRepo
 from engram.adapters.postgres.signals import SignalRepo
 from engram.adapters.postgres.summaries import SummaryRepo
+from engram.adapters.postgres.usage import UsageRepo
 
 
 class PostgresStore(EventRepo, EntityRepo, MentionRepo, RelationshipRepo, MemoryRepo, OutboxRepo, QueryRepo, SearchRepo, SignalRepo, SummaryRepo,
-                    InsightRepo, RetrievalRepo, GraphRepo, EraseRepo, PortabilityRepo):
+                    InsightRepo, RetrievalRepo, GraphRepo, EraseRepo, PortabilityRepo, UsageRepo):
     """Every method takes the world id first and filters on it."""

@@ -40,6 +40,7 @@ from engram.model.memories import (
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.signals import Signal
 from engram.sdk.routes import (
     _FINISHED,
     DEFAULT_URL,
@@ -232,6 +233,17 @@ class EngramClient:
         """A fact's corrections and deletion, oldest first."""
         return self.run(Routes.memory_audit(world, memory_id))
 
+    def signals(self, world: str, conversation_id: str, *, signal_type: str | None = None,
+                include_dismissed: bool = False, q: str | None = None, limit: int = 200) -> list[Signal]:
+        """A conversation's signals in the order they were said (the dismissed ones only when asked); with `q`,
+        the closest in meaning to it first."""
+        return self.run(Routes.signals(world, conversation_id, signal_type=signal_type,
+                                       include_dismissed=include_dismissed, q=q, limit=limit))
+
+    def dismiss_signal(self, world: str, signal_id: str) -> Signal:
+        """Dismiss a signal: it leaves the conversation's lists and insights; said again, it is stored anew."""
+        return self.run(Routes.dismiss_signal(world, signal_id))
+
 
 class AsyncEngramClient:
     """The asynchronous twin of `EngramClient`: the same methods, awaited."""
@@ -360,6 +372,14 @@ class AsyncEngramClient:
 
     async def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
         return await self.run(Routes.memory_audit(world, memory_id))
+
+    async def signals(self, world: str, conversation_id: str, *, signal_type: str | None = None,
+                      include_dismissed: bool = False, q: str | None = None, limit: int = 200) -> list[Signal]:
+        return await self.run(Routes.signals(world, conversation_id, signal_type=signal_type,
+                                             include_dismissed=include_dismissed, q=q, limit=limit))
+
+    async def dismiss_signal(self, world: str, signal_id: str) -> Signal:
+        return await self.run(Routes.dismiss_signal(world, signal_id))
 
 
 def _correction(**fields: Any) -> dict[str, Any]:

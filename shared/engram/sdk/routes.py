@@ -25,6 +25,7 @@ from engram.model.memories import (
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.signals import Signal
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -209,4 +210,13 @@ class Routes:
     def memory_audit(world: str, memory_id: str) -> Call[list[MemoryAudit]]:
         return Call("GET", f"/v1/worlds/{world}/memories/{memory_id}/audit", _model(list[MemoryAudit]))
 
+    @staticmethod
+    def signals(world: str, conversation_id: str, *, signal_type: str | None, include_dismissed: bool,
+                q: str | None, limit: int) -> Call[list[Signal]]:
+        params = _params(type=signal_type, q=q, limit=limit, include_dismissed="true" if include_dismissed else None)
+        return Call("GET", f"/v1/worlds/{world}/conversations/{conversation_id}/signals", _model(list[Signal]),
+                    params=params)
 
+    @staticmethod
+    def dismiss_signal(world: str, signal_id: str) -> Call[Signal]:
+        return Call("POST", f"/v1/worlds/{world}/signals/{signal_id}/dismissal", _model(Signal))

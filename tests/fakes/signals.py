@@ -1,15 +1,19 @@
-"""In-memory SignalStore and InsightStore: signals (deduplicated per conversation) and their cursors, the
+"""In-memory SignalStore and InsightStore: signals (deduplicated among a conversation's non-dismissed ones, with their
+vectors) and their cursors, the
 per-conversation insight state, inflections and interventions, with the guarded writes of PostgreSQL (a cursor
 written only at the version it was read, a checkpoint checked once, the intervention cooldown)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from engram.model.common import utcnow
 from engram.model.events import StoredEvent
 from engram.model.insights import Inflection, InsightState, Intervention
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
+from tests.fakes.memories import cosine
 from tests.fakes.tables import Tables, copy
 
 
@@ -20,12 +24,16 @@ class InMemorySignalStore:
         return sorted((s for s in self.t.of_world(self.t.signals, world_id) if s.conversation_id == conversation_id),
                       key=lambda s: (s.occurred_at, s.event_id, s.position))
 
-    def insert_signals(self, world_id: str, signals: Sequence[Signal]) -> list[str]:
+    def insert_signals(self, world_id: str, signals: Sequence[Signal],
+                       embeddings: Mapping[str, Sequence[float]] | None = None) -> list[str]:
         stored = []
         for s in signals:
-            held = {x.content_hash for x in self._signals(world_id, s.conversation_id)}
-            if s.content_hash not in held and (world_id, s.event_id) in self.t.events:
-                self.t.signals[(world_id, s.signal_id)] = copy(s)
+            held = {x.content_hash for x in self._signals(world_id, s.conversation_id) if x.dismissed_at is None}
+            key = (world_id, s.signal_id)
+            if s.content_hash not in held and key not in self.t.signals and (world_id, s.event_id) in self.t.events:
+                self.t.signals[key] = copy(s)
+                if embeddings and s.signal_id in embeddings:
+                    self.t.signal_vectors[key] = list(embeddings[s.signal_id])
                 stored.append(s.signal_id)
         return stored
 
@@ -34,8 +42,24 @@ class InMemorySignalStore:
         return copy(signal) if signal else None
 
     def list_signals(self, world_id: str, conversation_id: str, signal_type: str | None = None,
-                     limit: int = 200) -> list[Signal]:
-        return [copy(s) for s in self._signals(world_id, conversation_id) if signal_type in (None, s.signal_type)][:limit]
+                     limit: int = 200, *, include_dismissed: bool = False,
+                     near: Sequence[float] | None = None) -> list[Signal]:
+        found = [s for s in self._signals(world_id, conversation_id)
+                 if signal_type in (None, s.signal_type) and (include_dismissed or s.dismissed_at is None)]
+        if near is not None:  # the closest first, as pgvector's cosine distance orders them; no vector last
+            def distance(s: Signal) -> float:
+                v = self.t.signal_vectors.get((world_id, s.signal_id))
+                return math.inf if v is None else 1.0 - cosine(v, near)
+            found.sort(key=distance)
+        return [copy(s) for s in found][:limit]
+
+    def dismiss_signal(self, world_id: str, signal_id: str, at: datetime) -> Signal | None:
+        signal = self.t.signals.get((world_id, signal_id))
+        if signal is None:
+            return None
+        if signal.dismissed_at is None:
+            signal.dismissed_at, signal.updated_at = at, utcnow()
+        return copy(signal)
 
     def set_assumption_status(self, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal | None:
         signal = self.t.signals.get((world_id, signal_id))
@@ -93,7 +117,8 @@ class InMemoryInsightStore:
         return [copy(e) for e in messages[-limit:]]
 
     def recent_signals(self, world_id: str, conversation_id: str, limit: int) -> list[Signal]:
-        signals = sorted((s for s in self.t.of_world(self.t.signals, world_id) if s.conversation_id == conversation_id),
+        signals = sorted((s for s in self.t.of_world(self.t.signals, world_id)
+                          if s.conversation_id == conversation_id and s.dismissed_at is None),
                          key=lambda s: (s.occurred_at, s.event_id, s.position))
         return [copy(s) for s in signals[-limit:]] if limit > 0 else []
 

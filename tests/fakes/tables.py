@@ -69,6 +69,7 @@ class Tables:
     queries: dict[Key, WorldQuery] = field(default_factory=dict)
     contexts: dict[Key, QueryContext] = field(default_factory=dict)
     signals: dict[Key, Signal] = field(default_factory=dict)
+    signal_vectors: dict[Key, list[float]] = field(default_factory=dict)
     cursors: dict[Key, SignalCursor] = field(default_factory=dict)
     insight_states: dict[Key, InsightState] = field(default_factory=dict)
     inflections: dict[Key, Inflection] = field(default_factory=dict)

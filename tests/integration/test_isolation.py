@@ -181,6 +181,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("post", "/v1/worlds/{world}/queries"): {"user_id": "ana", "question": "What about Kyoto and zephyrine matcha?"},
     ("post", "/v1/worlds/{world}/conflicts/{conflict_id}/resolution"): {"keep_both": True},
     ("post", "/v1/worlds/{world}/signals/{signal_id}/status"): {"status": "refuted"},
+    ("post", "/v1/worlds/{world}/signals/{signal_id}/dismissal"): None,
     ("post", "/v1/worlds/{world}/enrichments"): {"include_failed": True},
     ("post", "/v1/worlds/{world}/disambiguations/{mention_id}/resolution"): {"new_entity": True},
     ("post", "/v1/worlds/{world}/consolidations"): None,
@@ -235,6 +236,7 @@ def test_every_world_route_called_from_world_a_at_world_b_answers_without_b_and_
     replies = {(m, p): r for m, p, r in probed}
     assert replies[("get", "/v1/worlds/{world}/queries/{query_id}")].status_code == 404
     assert replies[("get", "/v1/worlds/{world}/entities/{entity_id}")].status_code == 404
+    assert replies[("post", "/v1/worlds/{world}/signals/{signal_id}/dismissal")].status_code == 404
     for method in ("patch", "delete"):  # B's fact is unknown to A: not corrected, not deleted
         assert replies[(method, "/v1/worlds/{world}/memories/{memory_id}")].status_code == 404
     assert replies[("get", "/v1/worlds/{world}/memories/{memory_id}/history")].status_code == 404  # nor its history

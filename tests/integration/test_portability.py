@@ -234,7 +234,7 @@ def test_a_document_from_another_embedder_gets_its_vectors_recomputed(source: Cl
 
     assert result.vectors == "recomputed" and result.vectors_computed > 0
     with fresh.store.tx("port-titan") as cur:  # type: ignore[attr-defined]
-        for table in ("chat_events", "semantic_memories", "episodic_memories", "memory_summaries"):
+        for table in ("chat_events", "semantic_memories", "episodic_memories", "memory_summaries", "signals"):
             cur.execute(f"SELECT count(*) AS n FROM {table} WHERE world_id = %s AND embedding IS NULL",
                         ("port-titan",))
             assert cur.fetchone()["n"] == 0, table
@@ -446,3 +446,22 @@ def test_an_export_holding_line_and_paragraph_separators_imports_intact(
     assert cli.main(["export", "--world", "port-sep", "--out", str(out), "--no-vectors"]) == 0
     assert cli.main(["import", str(out), "--world", "port-sep-cli"]) == 0
     assert api.get("/v1/worlds/port-sep-cli/events/sep-1").json()["content"] == SEPARATORS
+
+
+def test_a_dismissed_signal_leaves_and_arrives_dismissed_with_its_vector(source: Clients, fresh: Clients) -> None:
+    signal = min((s for c in ("ana-c", "ben-c") for s in source.store.list_signals(WORLD, c)),
+                 key=lambda s: s.signal_id)  # the last test of the module: the others read the source undismissed
+    at = datetime(2026, 4, 1, tzinfo=UTC)
+    source.store.dismiss_signal(WORLD, signal.signal_id, at)
+    [record] = [r for r in _records(export_page(source, WORLD).lines)
+                if r["type"] == "signal" and r["data"]["signal_id"] == signal.signal_id]
+    assert record["data"]["dismissed_at"] is not None and record["data"]["embedding"]
+
+    import_document(fresh, "port-dismissed", export_page(source, WORLD).lines)
+
+    imported = fresh.store.get_signal("port-dismissed", signal.signal_id)
+    assert imported is not None and imported.dismissed_at == at
+    assert fresh.store.list_signals("port-dismissed", signal.conversation_id, include_dismissed=True)
+    with fresh.store.tx("port-dismissed") as cur:  # type: ignore[attr-defined]
+        cur.execute("SELECT count(*) AS n FROM signals WHERE world_id = %s AND embedding IS NULL", ("port-dismissed",))
+        assert cur.fetchone()["n"] == 0

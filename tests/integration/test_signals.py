@@ -167,3 +167,117 @@ def test_the_status_route_refuses_a_claim_a_bad_status_and_an_unknown_id(clients
     assert elsewhere.status_code == 404
     unchanged = clients.store.get_signal(WORLD, claim.signal_id)
     assert unchanged is not None and unchanged.assumption_status is None
+
+
+# ---------------------------------------------------------------- dismissal and vectors (seed 003, Signal Lifecycle)
+@pytest.fixture(scope="module")
+def dismissals(clients: Clients) -> list[str]:
+    return _extract(clients, _ingest(clients, ("d1", "user", "The deadline is March 3."),
+                                     ("d2", "user", "I assume the vendor ships the chips on time."),
+                                     ("d3", "user", "Should we move the launch to May?"),
+                                     conversation="dismiss", minute=100))
+
+
+def _events_of(clients: Clients, conversation: str, *, include_dismissed: bool = False) -> list[str]:
+    return [s.event_id for s in clients.store.list_signals(WORLD, conversation, include_dismissed=include_dismissed)]
+
+
+def test_a_signal_said_again_after_its_dismissal_is_stored_again_and_never_before(
+        clients: Clients, dismissals: list[str]) -> None:
+    assert _events_of(clients, "dismiss") == ["d1", "d2", "d3"]
+    assert _extract(clients, _ingest(clients, ("d4", "user", "the deadline is MARCH 3."), conversation="dismiss",
+                                     minute=110))["signals"] == 0  # the first still stands
+    [deadline] = [s for s in clients.store.list_signals(WORLD, "dismiss") if s.signal_type == "Constraint"]
+    at = datetime(2026, 3, 2, tzinfo=UTC)
+    dismissed = clients.store.dismiss_signal(WORLD, deadline.signal_id, at)
+    assert dismissed is not None and dismissed.dismissed_at == at
+    assert _events_of(clients, "dismiss") == ["d2", "d3"]
+    assert _extract(clients, ["d1", "d2", "d3", "d4"])["signals"] == 0  # reading the same turns again: no revival
+    assert _extract(clients, _ingest(clients, ("d5", "user", "The deadline is March 3."), conversation="dismiss",
+                                     minute=120))["signals"] == 1
+    assert _events_of(clients, "dismiss") == ["d2", "d3", "d5"]
+    assert _events_of(clients, "dismiss", include_dismissed=True) == ["d1", "d2", "d3", "d5"]
+    again = clients.store.dismiss_signal(WORLD, deadline.signal_id, at + timedelta(days=1))
+    assert again is not None and again.dismissed_at == at  # dismissing twice keeps the first time
+    assert clients.store.dismiss_signal(WORLD, "sig_nope", at) is None
+    assert clients.store.dismiss_signal("elsewhere", deadline.signal_id, at) is None
+
+
+def test_the_insights_read_the_recent_signals_without_the_dismissed_ones(clients: Clients,
+                                                                          dismissals: list[str]) -> None:
+    [assumption] = [s for s in clients.store.list_signals(WORLD, "dismiss") if s.signal_type == "Assumption"]
+    clients.store.dismiss_signal(WORLD, assumption.signal_id, T0)
+    recent = [s.signal_id for s in clients.store.recent_signals(WORLD, "dismiss", 10)]
+    assert assumption.signal_id not in recent and recent
+    assert recent == [s.signal_id for s in clients.store.list_signals(WORLD, "dismiss")][-10:]
+
+
+def test_each_stored_signal_carries_a_vector_of_the_deployment_s_dimension_and_q_ranks_by_it(
+        clients: Clients, pg_url: str, dismissals: list[str]) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        dims = conn.execute("SELECT signal_id, vector_dims(embedding) FROM signals WHERE world_id = %s "
+                            "AND conversation_id = 'dismiss'", (WORLD,)).fetchall()
+    assert dims and {d for _, d in dims} == {384}
+    ranked = clients.store.list_signals(WORLD, "dismiss", near=clients.embedder.embed(["move the launch to May"])[0])
+    assert ranked[0].content == "Should we move the launch to May?"
+
+
+def test_the_dismissal_route_dismisses_and_answers_404_for_an_unknown_or_another_world_s_signal(
+        clients: Clients, call: Callable[..., httpx.Response]) -> None:
+    _extract(clients, _ingest(clients, ("h1", "user", "The budget is capped at 40k."),
+                              ("h2", "user", "Should we hire a contractor for the audit?"), conversation="http",
+                              minute=200))
+    budget, hire = clients.store.list_signals(WORLD, "http")
+    reply = call("POST", f"/v1/worlds/{WORLD}/signals/{budget.signal_id}/dismissal")
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["signal_id"] == budget.signal_id and reply.json()["dismissed_at"] is not None
+    twice = call("POST", f"/v1/worlds/{WORLD}/signals/{budget.signal_id}/dismissal")
+    assert twice.status_code == 200 and twice.json()["dismissed_at"] == reply.json()["dismissed_at"]
+    listed = call("GET", f"/v1/worlds/{WORLD}/conversations/http/signals").json()
+    assert [s["signal_id"] for s in listed] == [hire.signal_id]
+    every = call("GET", f"/v1/worlds/{WORLD}/conversations/http/signals", params={"include_dismissed": "true"}).json()
+    assert [s["signal_id"] for s in every] == [budget.signal_id, hire.signal_id]
+    unknown = call("POST", f"/v1/worlds/{WORLD}/signals/sig_nope/dismissal")
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
+    elsewhere = call("POST", f"/v1/worlds/elsewhere/signals/{hire.signal_id}/dismissal")
+    assert elsewhere.status_code == 404
+    stored = clients.store.get_signal(WORLD, hire.signal_id)
+    assert stored is not None and stored.dismissed_at is None
+
+
+def test_the_signals_route_ranks_by_meaning_with_q(call: Callable[..., httpx.Response]) -> None:
+    ranked = call("GET", f"/v1/worlds/{WORLD}/conversations/c1/signals", params={"q": "vendor chips on time"})
+    assert ranked.status_code == 200
+    assert ranked.json()[0]["content"] == "I assume the vendor delivers the chips on time."
+    assert call("GET", f"/v1/worlds/{WORLD}/conversations/c1/signals", params={"q": ""}).status_code == 422
+
+
+def test_the_clients_list_and_dismiss_signals(clients: Clients) -> None:
+    import anyio
+
+    from engram.local.server import build_app
+    from engram.sdk.client import AsyncEngramClient, EngramClient, NotFound
+    from tests.asgi import _Bridge
+
+    _extract(clients, _ingest(clients, ("k1", "user", "The deadline for the report is Friday."),
+                              ("k2", "user", "Should we book the room for Monday?"), conversation="sdk", minute=300))
+    app = build_app()
+    with EngramClient("http://engram.local", transport=_Bridge(httpx.ASGITransport(app=app))  # type: ignore[arg-type]
+                      ) as client:
+        closes, book = client.signals(WORLD, "sdk")
+        assert client.dismiss_signal(WORLD, closes.signal_id).dismissed_at is not None
+        assert [s.signal_id for s in client.signals(WORLD, "sdk")] == [book.signal_id]
+        assert [s.signal_id for s in client.signals(WORLD, "sdk", include_dismissed=True)] == [
+            closes.signal_id, book.signal_id]
+        with pytest.raises(NotFound):
+            client.dismiss_signal(WORLD, "sig_nope")
+
+    async def run() -> list[Any]:
+        async with AsyncEngramClient("http://engram.local", transport=httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+                                     ) as client:
+            await client.dismiss_signal(WORLD, book.signal_id)
+            return await client.signals(WORLD, "sdk", q="book the room")
+
+    assert anyio.run(run) == []

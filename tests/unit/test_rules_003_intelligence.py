@@ -6,13 +6,16 @@ Each table below is copied from the document."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from engram.adapters.embedders import HashEmbedder
 from engram.config import Settings
 from engram.enrichment.ingest import ingest_events
-from engram.enrichment.signals import event_signals, extract_signals
+from engram.enrichment.signals import dismiss_signal, event_signals, extract_signals, list_signals
+from engram.errors import NotFound
 from engram.model.context import QueryContext
 from engram.model.events import StoredEvent
 from engram.model.heuristics import DEFAULT_HEURISTICS as H
@@ -32,7 +35,7 @@ from engram.query.budget import thin_research
 from engram.rules.insights import detect_intervention, inflection_checkpoint, inflection_counts, intervention_due
 from engram.rules.signals import classify_sentence, signal_key, trigger_reason
 from tests.fakes.conversations import said
-from tests.fakes.ports import FakePorts
+from tests.fakes.ports import EMBEDDING_DIM, FakePorts
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 QUIET = "Ok, noted."  # no trigger phrase, a few characters
@@ -143,6 +146,75 @@ def test_an_assumption_starts_untested_and_moves_to_the_document_s_statuses(stat
     assert fakes.store.list_signals("w1", "c1", "Assumption")[0].assumption_status == status
 
 
+# ---------------------------------------------------------------- Signal Lifecycle: dismissed, stored with embedding
+def _read(fakes: FakePorts, *turns: str, first: int = 1, minute: int = 0, conversation: str = "c1") -> dict[str, int]:
+    """Turns of maya's, stored and read for signals as the extract step reads them."""
+    world = World("w1")
+    request = said(*turns, conversation=conversation, user="maya", first=first, start=T0 + timedelta(minutes=minute))
+    ingest_events(fakes, world, request)
+    return extract_signals(fakes, world, fakes.store.get_events("w1", [e.event_id or "" for e in request.events]))
+
+
+def test_a_dismissed_signal_leaves_the_conversation_s_signals_and_keeps_its_first_dismissal() -> None:
+    fakes = FakePorts()
+    _read(fakes, "The deadline is March 3.", "I assume the vendor delivers on time.")
+    deadline, assumption = fakes.store.list_signals("w1", "c1")
+    dismissed = dismiss_signal(fakes, "w1", deadline.signal_id, now=T0 + timedelta(days=1))
+    assert dismissed.dismissed_at == T0 + timedelta(days=1)
+    assert list_signals(fakes, "w1", "c1") == [assumption]
+    assert [s.signal_id for s in list_signals(fakes, "w1", "c1", include_dismissed=True)] == [
+        deadline.signal_id, assumption.signal_id]
+    again = dismiss_signal(fakes, "w1", deadline.signal_id, now=T0 + timedelta(days=2))
+    assert again.dismissed_at == T0 + timedelta(days=1)  # dismissing twice keeps the first time
+    with pytest.raises(NotFound):
+        dismiss_signal(fakes, "w1", "sig_unknown")
+    with pytest.raises(NotFound):
+        dismiss_signal(fakes, "elsewhere", assumption.signal_id)
+
+
+def test_reading_a_dismissed_signal_s_turn_again_does_not_bring_it_back() -> None:
+    fakes = FakePorts()
+    _read(fakes, "The deadline is March 3.")
+    [deadline] = fakes.store.list_signals("w1", "c1")
+    dismiss_signal(fakes, "w1", deadline.signal_id)
+    again = extract_signals(fakes, World("w1"), fakes.store.get_events("w1", ["e1"]))
+    assert again["signals"] == 0 and fakes.store.list_signals("w1", "c1") == []
+
+
+class CountingEmbedder(HashEmbedder):
+    """The hash embedder, recording the texts of each call."""
+
+    def __init__(self) -> None:
+        super().__init__(EMBEDDING_DIM)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def test_each_new_signal_is_stored_with_its_content_s_vector_from_one_embedding_call_per_step() -> None:
+    embedder = CountingEmbedder()
+    fakes = FakePorts(embedder=embedder)
+    counts = _read(fakes, "We are planning the Q3 launch. Should we move it to May?",
+                   "I assume the vendor delivers the chips on time. The deadline is March 3.")
+    stored = fakes.store.list_signals("w1", "c1")
+    assert counts["signals"] == len(stored) == 4 and len(embedder.calls) == 1
+    for signal in stored:
+        vector = fakes.store.t.signal_vectors[("w1", signal.signal_id)]
+        assert len(vector) == EMBEDDING_DIM and vector == HashEmbedder(EMBEDDING_DIM).embed([signal.content])[0]
+
+
+def test_a_conversation_s_signals_are_ranked_by_meaning_when_asked() -> None:
+    fakes = FakePorts()
+    _read(fakes, "We are planning the Q3 launch. Should we move it to May?",
+          "I assume the vendor delivers the chips on time. The deadline is March 3.")
+    said_order = [s.content for s in list_signals(fakes, "w1", "c1")]
+    assert said_order[0] == "We are planning the Q3 launch."
+    ranked = [s.content for s in list_signals(fakes, "w1", "c1", q="vendor chips delivered on time")]
+    assert ranked[0] == "I assume the vendor delivers the chips on time." and sorted(ranked) == sorted(said_order)
+
+
 # ---------------------------------------------------------------- Deduplication
 # Key: SHA256(type + ":" + text.lower()) -> 64-char hex; the right column is what is hashed.
 DEDUP_KEYS = [
@@ -181,6 +253,27 @@ def test_the_same_signal_is_kept_once_per_conversation() -> None:
         extract_signals(fakes, world, fakes.store.get_events("w1", [e.event_id or "" for e in request.events]))
     assert [s.content for s in fakes.store.list_signals("w1", "c1")] == ["The deadline is March 3."]
     assert [s.content for s in fakes.store.list_signals("w1", "c2")] == ["The deadline is March 3."]
+
+
+# Scope: per thread, among the non-dismissed signals. (whether the first saying was dismissed, what the thread
+# holds after the same words are said again: the non-dismissed signals' turns, and every signal's turns)
+DEDUP_SCOPE = [
+    ("said again while the first stands", False, ["e1"], ["e1"]),
+    ("said again after the first was dismissed", True, ["e2"], ["e1", "e2"]),
+]
+
+
+@pytest.mark.parametrize(("case", "dismiss_first", "standing", "every"), DEDUP_SCOPE, ids=[r[0] for r in DEDUP_SCOPE])
+def test_the_dedup_scope_is_the_thread_s_non_dismissed_signals(case: str, dismiss_first: bool, standing: list[str],
+                                                               every: list[str]) -> None:
+    fakes = FakePorts()
+    _read(fakes, "The deadline is March 3.")
+    if dismiss_first:
+        dismiss_signal(fakes, "w1", fakes.store.list_signals("w1", "c1")[0].signal_id)
+    _read(fakes, "the DEADLINE is march 3.", first=2, minute=5)
+    assert [s.event_id for s in fakes.store.list_signals("w1", "c1")] == standing
+    assert [s.event_id for s in fakes.store.list_signals("w1", "c1", include_dismissed=True)] == every
+    assert len({s.signal_id for s in fakes.store.list_signals("w1", "c1", include_dismissed=True)}) == len(every)
 
 
 # ---------------------------------------------------------------- Inflection Detector

@@ -12,7 +12,7 @@ import pytest
 
 from engram.enrichment.ingest import ingest_events
 from engram.enrichment.insights import InsightPorts, conversation_insights, dismiss_intervention, update_insights
-from engram.enrichment.signals import SignalPorts, extract_signals, set_assumption_status
+from engram.enrichment.signals import SignalPorts, dismiss_signal, extract_signals, set_assumption_status
 from engram.errors import InvalidInput, NotFound, TransientStoreError
 from engram.model.signals import SignalCursor
 from engram.model.world import World
@@ -151,3 +151,31 @@ def test_open_questions_bring_an_intervention_that_once_dismissed_is_never_offer
     assert later == [0] * 4 and conversation_insights(fakes, WORLD, "planning").interventions == []
     with pytest.raises(NotFound):
         dismiss_intervention(fakes, "w1", "elsewhere", offered.intervention_id)
+
+
+def test_a_dismissed_question_no_longer_counts_toward_an_intervention_nor_in_the_insights() -> None:
+    fakes = FakePorts()
+    request = said(QUESTIONS, conversation="planning", user="maya", first=900)
+    ingest_events(fakes, WORLD, request)
+    events = fakes.store.get_events("w1", ["e900"])
+    extract_signals(fakes, WORLD, events)
+    first, *others = fakes.store.list_signals("w1", "planning", "Question")
+    dismiss_signal(fakes, "w1", first.signal_id)
+    assert update_insights(fakes, WORLD, events)["interventions"] == 0  # two open questions, not three
+    assert conversation_insights(fakes, WORLD, "planning").signals["Question"] == others
+
+
+def test_an_inflection_check_is_shown_no_dismissed_signal_even_from_a_turn_in_its_window() -> None:
+    llm = ScriptedLLM()
+    fakes = FakePorts(llm=llm)
+    _say(fakes, "research-dismissed", "user", "I assume rural demand is low. Should we start with Porto?")
+    opening = fakes.store.list_signals("w1", "research-dismissed")
+    assert len(opening) == 2  # the first message is always read
+    for signal in opening:
+        dismiss_signal(fakes, "w1", signal.signal_id)
+    for role, text in RESEARCH[1:]:
+        _say(fakes, "research-dismissed", role, text)
+    [check] = llm.calls_to("detect_inflection")
+    shown = check.args["signal_ids"]
+    assert shown and not {s.signal_id for s in opening} & set(shown)
+    assert set(check.args["event_ids"]) >= {s.event_id for s in opening}  # its turn was in the window

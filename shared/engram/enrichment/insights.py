@@ -19,10 +19,10 @@ from engram.model.common import stable_id, utcnow
 from engram.model.events import StoredEvent
 from engram.model.heuristics import Heuristics
 from engram.model.insights import ConversationInsights, Inflection, InsightState, Intervention, SuggestedResearch
-from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalType
+from engram.model.signals import SIGNAL_TYPES, AssumptionStatus, Signal, SignalCursor, SignalType
 from engram.model.world import World
 from engram.observability import logger
-from engram.ports import LLM, InsightStore, WindowEvent
+from engram.ports import LLM, InsightStore, SignalStore, WindowEvent
 from engram.rules.insights import (
     detect_intervention,
     inflection_checkpoint,
@@ -31,11 +31,15 @@ from engram.rules.insights import (
 )
 
 
+class InsightReadStore(InsightStore, SignalStore, Protocol):
+    """What insights read: the insight state, and the signals with the cursors of their extraction."""
+
+
 class InsightPorts(Protocol):
     """The ports insights use: the insight store and the (fast) model that reads an inflection."""
 
     @property
-    def store(self) -> InsightStore: ...
+    def store(self) -> InsightReadStore: ...
     def llm_for(self, world_id: str) -> LLM:
         """The model as the world may use it today (metered, the offline engine once its budget is spent)."""
         ...
@@ -55,6 +59,7 @@ def update_insights(clients: InsightPorts, world: World, events: Sequence[Stored
     if not conversations:
         return counts
     states = clients.store.sync_insight_states(world_id, conversations, h.signals.signal_roles)
+    cursors = clients.store.signal_cursors(world_id, conversations)
     for conversation_id in conversations:
         state = states.get(conversation_id)
         if state is None:  # no turn yet (only assistant or tool messages)
@@ -67,14 +72,15 @@ def update_insights(clients: InsightPorts, world: World, events: Sequence[Stored
                                            h.insights.inflection_window_messages)
         signals = clients.store.recent_signals(world_id, conversation_id, h.insights.insight_max_signals)
         if checkpoint is not None:
-            counts["inflections"] += _check_inflection(clients, state, checkpoint, recent, signals, h, now)
+            counts["inflections"] += _check_inflection(clients, state, checkpoint, recent, signals,
+                                                       cursors.get(conversation_id), h, now)
         if due:
             counts["interventions"] += _offer_intervention(clients, state, recent, signals, h, now)
     return counts
 
 
 def _check_inflection(clients: InsightPorts, state: InsightState, checkpoint: int, recent: list[StoredEvent],
-                      stored: list[Signal], h: Heuristics, now: datetime) -> int:
+                      stored: list[Signal], cursor: SignalCursor | None, h: Heuristics, now: datetime) -> int:
     """Read the last messages up to the checkpoint turn with the fast model; store the inflection when
     it counts. The checkpoint is marked checked either way, unless the model failed (then a later
     batch or a re-run checks it again: an insight never fails the enrichment)."""
@@ -83,7 +89,7 @@ def _check_inflection(clients: InsightPorts, state: InsightState, checkpoint: in
         world_id, conversation_id, h.signals.signal_roles, checkpoint, h.insights.inflection_window_messages)
     if not window:
         return 0
-    signals = _signals_until(stored, window, h, now)
+    signals = _signals_until(stored, window, cursor, h, now)
     try:
         reply = clients.llm_for(world_id).detect_inflection(
             [WindowEvent(event_id=e.event_id, role=e.role, content=e.content, occurred_at=e.occurred_at,
@@ -106,17 +112,19 @@ def _check_inflection(clients: InsightPorts, state: InsightState, checkpoint: in
     return int(recorded and inflection is not None)
 
 
-def _signals_until(stored: Sequence[Signal], window: Sequence[StoredEvent], h: Heuristics,
-                   now: datetime) -> list[Signal]:
-    """The conversation's signals up to the window's last message. The window's turns are read by the
-    signal rules too: a turn still waiting for its extraction trigger counts at its checkpoint, under
-    the id extraction will store it with; a stored signal wins (it carries the assumption's status)."""
+def _signals_until(stored: Sequence[Signal], window: Sequence[StoredEvent], cursor: SignalCursor | None,
+                   h: Heuristics, now: datetime) -> list[Signal]:
+    """The conversation's non-dismissed signals up to the window's last message. The window's turns extraction has
+    not read yet (waiting for their trigger) are read by the signal rules too and count at their checkpoint, under
+    the id extraction will store them with, unless a stored signal holds their dedup key (it carries the
+    assumption's status). A turn already read counts by what was stored of it: a dismissed signal stays out."""
     end = (window[-1].occurred_at, window[-1].event_id)
-    found = {s.signal_id: s for s in stored if (s.occurred_at, s.event_id) <= end}
+    found = {s.content_hash: s for s in stored if (s.occurred_at, s.event_id) <= end}
     for event in window:
-        if event.role in h.signals.signal_roles:
+        if event.role in h.signals.signal_roles and (cursor is None or not cursor.has_read(event.event_id,
+                                                                                            event.occurred_at)):
             for signal in event_signals(event.world_id, event, h, now):
-                found.setdefault(signal.signal_id, signal)
+                found.setdefault(signal.content_hash, signal)
     return sorted(found.values(), key=lambda s: (s.occurred_at, s.event_id, s.position))
 
 

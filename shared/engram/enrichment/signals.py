@@ -1,6 +1,8 @@
 """Signal extraction, part of the extract step: each conversation's new turns are counted against the
 trigger rule, the windows it cuts are read for typed signals by the offline rules, and the signals are
-stored once per conversation (one deduplicating insert per batch). Then the assumption lifecycle."""
+stored with their vectors once among each conversation's non-dismissed signals (one embedding call and one
+deduplicating insert per batch). Then the assumption lifecycle, dismissal, and the conversation's signals
+listed in order or ranked by meaning."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from engram.model.heuristics import Heuristics
 from engram.model.signals import AssumptionStatus, Signal
 from engram.model.world import World
 from engram.observability import logger
+from engram.ports.embedder import Embedder
 from engram.ports.events import EventStore
 from engram.ports.signals import SignalStore
 from engram.rules.signals import SignalPlan, classify_signals, plan_signals, signal_key
@@ -31,6 +34,8 @@ class SignalPorts(Protocol):
 
     @property
     def store(self) -> SignalExtractStore: ...
+    @property
+    def embedder(self) -> Embedder: ...
 
 # A cursor another extract step moved meanwhile is re-read and the conversation planned again;
 # past this many rounds the step fails as transient and the state machine retries it.
@@ -48,6 +53,7 @@ def extract_signals(clients: SignalPorts, world: World, events: Sequence[StoredE
         if e.world_id == world_id and e.role in h.signals.signal_roles:
             by_conversation[e.conversation_id].append(e)
     counts = {"signal_windows": 0, "signals_found": 0, "signals": 0}
+    vectors: dict[str, list[float]] = {}  # by content: a round planned again embeds nothing twice
     todo = sorted(by_conversation)
     for _round in range(CURSOR_ROUNDS):
         if not todo:
@@ -57,7 +63,11 @@ def extract_signals(clients: SignalPorts, world: World, events: Sequence[StoredE
         signals = _read(clients, world_id, plans, {e.event_id: e for e in events}, h, now)
         counts["signal_windows"] += sum(len(p.windows) for p in plans)
         counts["signals_found"] += len(signals)
-        counts["signals"] += len(clients.store.insert_signals(world_id, signals))
+        missing = [c for c in dict.fromkeys(s.content for s in signals) if c not in vectors]
+        if missing:
+            vectors.update(zip(missing, clients.embedder.embed(missing), strict=True))
+        stored = clients.store.insert_signals(world_id, signals, {s.signal_id: vectors[s.content] for s in signals})
+        counts["signals"] += len(stored)
         moved = [p.cursor for p in plans if p.cursor is not None]
         saved = clients.store.save_signal_cursors(world_id, moved)
         todo = sorted(c.conversation_id for c in moved if c.conversation_id not in saved)
@@ -91,7 +101,7 @@ def event_signals(world_id: str, event: StoredEvent, h: Heuristics, now: datetim
     for candidate in classify_signals(event.content, h):
         key = signal_key(candidate.signal_type, candidate.content, casefold=h.signals.signal_key_casefold)
         signals.append(Signal(
-            world_id=world_id, signal_id=signal_id(world_id, event.conversation_id, key),
+            world_id=world_id, signal_id=signal_id(world_id, event.conversation_id, key, event.event_id),
             conversation_id=event.conversation_id, user_id=event.user_id, event_id=event.event_id,
             signal_type=candidate.signal_type, content=candidate.content, content_hash=key,
             confidence=candidate.confidence,
@@ -101,15 +111,29 @@ def event_signals(world_id: str, event: StoredEvent, h: Heuristics, now: datetim
     return signals
 
 
-def signal_id(world_id: str, conversation_id: str, content_hash: str) -> str:
-    """Derived from the dedup key, so the same signal has the same id on every run."""
-    return "sig_" + hashlib.sha256(f"{world_id}\x1f{conversation_id}\x1f{content_hash}".encode()).hexdigest()[:32]
+def signal_id(world_id: str, conversation_id: str, content_hash: str, event_id: str) -> str:
+    """Derived from the dedup key and the turn that said it, so the same signal has the same id on every run and,
+    said again after a dismissal, is stored under a new one."""
+    return "sig_" + hashlib.sha256(
+        f"{world_id}\x1f{conversation_id}\x1f{content_hash}\x1f{event_id}".encode()).hexdigest()[:32]
 
 
 def list_signals(clients: SignalPorts, world_id: str, conversation_id: str, signal_type: str | None = None,
-                 limit: int = 200) -> list[Signal]:
-    """A conversation's signals in the order they were said, optionally of one type."""
-    return clients.store.list_signals(world_id, conversation_id, signal_type, limit)
+                 limit: int = 200, *, include_dismissed: bool = False, q: str | None = None) -> list[Signal]:
+    """A conversation's signals in the order they were said, optionally of one type, the dismissed ones only when
+    asked; with `q`, the closest in meaning to it first (cosine similarity of the signals' stored vectors)."""
+    near = clients.embedder.embed([q])[0] if q else None
+    return clients.store.list_signals(world_id, conversation_id, signal_type, limit,
+                                      include_dismissed=include_dismissed, near=near)
+
+
+def dismiss_signal(clients: SignalPorts, world_id: str, signal_id: str, *, now: datetime | None = None) -> Signal:
+    """Dismiss a signal: it stays stored, leaves the conversation's lists and insights, and no longer holds its dedup
+    key (said again, it is stored anew). Dismissing twice keeps the first time."""
+    dismissed = clients.store.dismiss_signal(world_id, signal_id, now or utcnow())
+    if dismissed is None:
+        raise NotFound(f"no signal {signal_id!r} in world {world_id!r}")
+    return dismissed
 
 
 def set_assumption_status(clients: SignalPorts, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal:

@@ -14,7 +14,7 @@ from engram.app.compose import get_clients
 from engram.enrichment.ingest import WAIT_DEFAULT_S, WAIT_MAX_S, await_enrichment, ingest_events, sweep_stalled
 from engram.enrichment.insights import conversation_insights, dismiss_intervention
 from engram.enrichment.resolve import pending_disambiguations, settle_disambiguation
-from engram.enrichment.signals import list_signals, set_assumption_status
+from engram.enrichment.signals import dismiss_signal, list_signals, set_assumption_status
 from engram.errors import NotFound
 from engram.http.app import caller_worlds
 from engram.memory import edits, graph, lifecycle
@@ -218,17 +218,28 @@ def conflict_resolution(world: WorldId, conflict_id: Id, request: ConflictResolu
 
 
 @api_router.get("/v1/worlds/<world>/conversations/<conversation>/signals",
-                summary="A conversation's signals in the order they were said, optionally of one type",
-                tags=["signals"])
+                summary="A conversation's signals in the order they were said, optionally of one type; with `q`, "
+                        "the closest in meaning first", tags=["signals"])
 def signals(world: WorldId, conversation: Id, type: Annotated[str | None, Query(pattern=SIGNAL_TYPE)] = None,
-            limit: Annotated[int, Query(ge=1, le=500)] = 200) -> list[Signal]:
-    return list_signals(get_clients(), world, conversation, type, limit)
+            limit: Annotated[int, Query(ge=1, le=500)] = 200,
+            include_dismissed: Annotated[bool, Query(description="list the dismissed signals too")] = False,
+            q: Annotated[str | None, Query(min_length=1, max_length=2000,
+                                           description="rank by cosine similarity to this text")] = None
+            ) -> list[Signal]:
+    return list_signals(get_clients(), world, conversation, type, limit, include_dismissed=include_dismissed, q=q)
 
 
 @api_router.post("/v1/worlds/<world>/signals/<signal_id>/status",
                  summary="Set an assumption's status: untested, confirmed, challenged or refuted", tags=["signals"])
 def signal_status(world: WorldId, signal_id: Id, change: AssumptionStatusChange) -> Signal:
     return set_assumption_status(get_clients(), world, signal_id, change.status)
+
+
+@api_router.post("/v1/worlds/<world>/signals/<signal_id>/dismissal",
+                 summary="Dismiss a signal: it leaves the conversation's lists and insights, and said again it is "
+                         "stored anew (dismissing twice keeps the first time)", tags=["signals"])
+def signal_dismissal(world: WorldId, signal_id: Id) -> Signal:
+    return dismiss_signal(get_clients(), world, signal_id)
 
 
 @api_router.get("/v1/worlds/<world>/users", summary="The world's users, the most recently active first",

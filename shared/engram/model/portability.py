@@ -202,6 +202,8 @@ class SignalRow(Row):
     position: int = 0
     created_at: datetime
     updated_at: datetime
+    dismissed_at: datetime | None = None
+    embedding: Vector | None = None
 
 
 class SignalCursorRow(Row):
@@ -322,7 +324,8 @@ RECORD_KINDS: tuple[RecordKind, ...] = (
                ids=("summary_id", "user_id", "scope_id")),
     RecordKind("conflict", "memory_conflicts", ConflictRow, ("conflict_id",),
                ids=("conflict_id", "memory_id", "conflicting_memory_id", "winner_memory_id")),
-    RecordKind("signal", "signals", SignalRow, ("signal_id",), ids=("signal_id", "conversation_id", "user_id", "event_id")),
+    RecordKind("signal", "signals", SignalRow, ("signal_id",), ("embedding",),
+               ids=("signal_id", "conversation_id", "user_id", "event_id")),
     RecordKind("signal_cursor", "signal_cursors", SignalCursorRow, ("conversation_id",), per_user=False,
                ids=("conversation_id", "last_event_id", "pending_event_ids")),
     RecordKind("query", "world_queries", QueryRow, ("query_id",), ids=("query_id", "user_id", "conversation_id")),

@@ -17,7 +17,8 @@ AssumptionStatus = Literal["untested", "confirmed", "challenged", "refuted"]
 
 
 class Signal(Record):
-    """One signal read from one event. Only an Assumption has a status, and it starts untested."""
+    """One signal read from one event. Only an Assumption has a status, and it starts untested. A dismissed
+    signal stays stored but leaves the conversation's lists and insights; said again later, it is stored anew."""
 
     world_id: str
     signal_id: str
@@ -26,13 +27,15 @@ class Signal(Record):
     event_id: str
     signal_type: SignalType
     content: str
-    content_hash: str = Field(description="sha256 of type:lowercased content, unique per conversation")
+    content_hash: str = Field(description="sha256 of type:lowercased content, unique among the conversation's "
+                                          "non-dismissed signals")
     confidence: float = Field(ge=0.0, le=1.0)
     assumption_status: AssumptionStatus | None = None
     occurred_at: datetime
     position: int = Field(default=0, ge=0, description="the sentence's place in its event")
     created_at: datetime
     updated_at: datetime
+    dismissed_at: datetime | None = None
 
 
 class AssumptionStatusChange(Frozen):
@@ -57,3 +60,8 @@ class SignalCursor(Frozen):
     @property
     def turns_since(self) -> int:
         return len(self.pending_event_ids)
+
+    def has_read(self, event_id: str, occurred_at: datetime) -> bool:
+        """Whether extraction has read this turn: behind the watermark and not waiting for a trigger."""
+        return (occurred_at, event_id) <= (self.last_occurred_at, self.last_event_id) and \
+            event_id not in self.pending_event_ids

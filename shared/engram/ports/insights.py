@@ -25,7 +25,7 @@ class InsightStore(Protocol):
         """The last `limit` messages up to and including the `turn`-th turn (1-based), oldest first."""
         ...
     def recent_signals(self, world_id: str, conversation_id: str, limit: int) -> list[Signal]:
-        """A conversation's latest `limit` signals, in the order they were said."""
+        """A conversation's latest `limit` non-dismissed signals, in the order they were said."""
         ...
     def record_inflection_check(self, world_id: str, conversation_id: str, turn: int,
                                 inflection: Inflection | None) -> bool:

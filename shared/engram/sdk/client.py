@@ -42,6 +42,7 @@ from engram.model.portability import ImportResult
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.signals import Signal
 from engram.model.steps import ConsolidationRun
 from engram.sdk.routes import (
     _FINISHED,
@@ -273,6 +274,16 @@ class EngramClient:
     def memory_history(self, world: str, memory_id: str) -> FactHistory:
         """A fact's history: its values in the order they became true, with valid times and what closed each."""
         return self.run(Routes.memory_history(world, memory_id))
+    def signals(self, world: str, conversation_id: str, *, signal_type: str | None = None,
+                include_dismissed: bool = False, q: str | None = None, limit: int = 200) -> list[Signal]:
+        """A conversation's signals in the order they were said (the dismissed ones only when asked); with `q`,
+        the closest in meaning to it first."""
+        return self.run(Routes.signals(world, conversation_id, signal_type=signal_type,
+                                       include_dismissed=include_dismissed, q=q, limit=limit))
+
+    def dismiss_signal(self, world: str, signal_id: str) -> Signal:
+        """Dismiss a signal: it leaves the conversation's lists and insights; said again, it is stored anew."""
+        return self.run(Routes.dismiss_signal(world, signal_id))
 
 
 class AsyncEngramClient:
@@ -410,6 +421,14 @@ class AsyncEngramClient:
 
     async def start_consolidation(self, world: str) -> str:
         return await self.run(Routes.start_consolidation(world))
+    async def signals(self, world: str, conversation_id: str, *, signal_type: str | None = None,
+                      include_dismissed: bool = False, q: str | None = None, limit: int = 200) -> list[Signal]:
+        return await self.run(Routes.signals(world, conversation_id, signal_type=signal_type,
+                                             include_dismissed=include_dismissed, q=q, limit=limit))
+
+    async def dismiss_signal(self, world: str, signal_id: str) -> Signal:
+        return await self.run(Routes.dismiss_signal(world, signal_id))
+
 
     async def memory_history(self, world: str, memory_id: str) -> FactHistory:
         return await self.run(Routes.memory_history(world, memory_id))

@@ -29,6 +29,7 @@ from engram.model.portability import ImportResult
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
+from engram.model.signals import Signal
 from engram.model.steps import ConsolidationRun
 
 T = TypeVar("T")
@@ -259,4 +260,13 @@ class Routes:
         return Call("POST", f"/v1/worlds/{world}/import", _model(ImportResult), content=text.encode(),
                     headers={"content-type": "application/x-ndjson"})
 
+    @staticmethod
+    def signals(world: str, conversation_id: str, *, signal_type: str | None, include_dismissed: bool,
+                q: str | None, limit: int) -> Call[list[Signal]]:
+        params = _params(type=signal_type, q=q, limit=limit, include_dismissed="true" if include_dismissed else None)
+        return Call("GET", f"/v1/worlds/{world}/conversations/{conversation_id}/signals", _model(list[Signal]),
+                    params=params)
 
+    @staticmethod
+    def dismiss_signal(world: str, signal_id: str) -> Call[Signal]:
+        return Call("POST", f"/v1/worlds/{world}/signals/{signal_id}/dismissal", _model(Signal))

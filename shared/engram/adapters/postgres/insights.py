@@ -63,11 +63,11 @@ class InsightRepo(PostgresBase):
             return [StoredEvent.model_validate(r) for r in reversed(cur.fetchall())]
 
     def recent_signals(self, world_id: str, conversation_id: str, limit: int) -> list[Signal]:
-        """A conversation's latest `limit` signals, in the order they were said."""
+        """A conversation's latest `limit` non-dismissed signals, in the order they were said."""
         with self.tx(world_id) as cur:
             cur.execute(
                 f"SELECT {_SIGNAL} FROM (SELECT {_SIGNAL} FROM signals WHERE world_id = %s AND conversation_id = %s "
-                "ORDER BY occurred_at DESC, event_id DESC, position DESC LIMIT %s) AS latest "
+                "AND dismissed_at IS NULL ORDER BY occurred_at DESC, event_id DESC, position DESC LIMIT %s) AS latest "
                 "ORDER BY occurred_at, event_id, position",
                 (world_id, conversation_id, limit),
             )

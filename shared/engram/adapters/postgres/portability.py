@@ -68,6 +68,7 @@ VECTOR_TEXT: dict[str, str] = {
     "episodic_memories": "t.content",
     "memory_summaries": "t.content",
     "procedural_memories": "t.pattern",
+    "signals": "t.content",
     "semantic_memories": "coalesce((SELECT s.name FROM canonical_entities s WHERE s.world_id = t.world_id "
                          "AND s.entity_id = t.subject_entity_id), t.subject_entity_id) || ' ' || "
                          "replace(t.predicate, '_', ' ') || ' ' || t.object_value",

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TypeVar
 
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
-from engram.adapters.postgres.base import PostgresBase, Row
+from engram.adapters.postgres.base import PostgresBase, Row, to_vector
 from engram.adapters.postgres.evidence import live_events
 from engram.model.signals import AssumptionStatus, Signal, SignalCursor
 
-_SIGNAL = ("world_id, signal_id, conversation_id, user_id, event_id, signal_type, content, content_hash, confidence, "
+_STORED = ("world_id, signal_id, conversation_id, user_id, event_id, signal_type, content, content_hash, confidence, "
            "assumption_status, occurred_at, position, created_at, updated_at")
+_SIGNAL = f"{_STORED}, dismissed_at"
 T = TypeVar("T", Signal, SignalCursor)
 _CURSOR = "world_id, conversation_id, last_event_id, last_occurred_at, pending_event_ids, chars_since, version"
 
@@ -25,12 +27,15 @@ def _of_world(world_id: str, rows: Sequence[T]) -> Sequence[T]:
 
 
 class SignalRepo(PostgresBase):
-    def insert_signals(self, world_id: str, signals: Sequence[Signal]) -> list[str]:
-        """Store a batch in one statement; a signal whose content hash its conversation already holds
-        is skipped, one of an event erased meanwhile too. Returns the ids newly stored."""
+    def insert_signals(self, world_id: str, signals: Sequence[Signal],
+                       embeddings: Mapping[str, Sequence[float]] | None = None) -> list[str]:
+        """Store a batch in one statement, each with its vector (`embeddings` by signal id); a signal whose content
+        hash a non-dismissed signal of its conversation holds is skipped, one of an event erased meanwhile too, one
+        already stored (a re-read of a dismissed signal's turn) too. Returns the ids newly stored."""
         rows = _of_world(world_id, signals)
         if not rows:
             return []
+        vectors = embeddings or {}
         with self.tx(world_id) as cur:
             live = live_events(cur, world_id, [s.event_id for s in rows])
             rows = [s for s in rows if s.event_id in live]
@@ -39,15 +44,18 @@ class SignalRepo(PostgresBase):
             columns = [[getattr(s, c) for s in rows] for c in (
                 "signal_id", "conversation_id", "user_id", "event_id", "signal_type", "content", "content_hash",
                 "confidence", "assumption_status", "occurred_at", "position", "created_at")]
+            # Vectors travel in pgvector's text form, NULL for a signal without one.
+            columns.append([_vector_text(vectors[s.signal_id]) if s.signal_id in vectors else None for s in rows])
             cur.execute(
-                f"INSERT INTO signals ({_SIGNAL}) "
+                f"INSERT INTO signals ({_STORED}, embedding) "
                 "SELECT %s, u.signal_id, u.conversation_id, u.user_id, u.event_id, u.signal_type, u.content, "
-                "u.content_hash, u.confidence, u.assumption_status, u.occurred_at, u.position, u.created_at, u.created_at "
+                "u.content_hash, u.confidence, u.assumption_status, u.occurred_at, u.position, u.created_at, "
+                "u.created_at, u.embedding::vector "
                 "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::real[], %s::text[], %s::timestamptz[], %s::int[], %s::timestamptz[]) AS u(signal_id, "
+                "%s::real[], %s::text[], %s::timestamptz[], %s::int[], %s::timestamptz[], %s::text[]) AS u(signal_id, "
                 "conversation_id, user_id, event_id, signal_type, content, content_hash, confidence, assumption_status, "
-                "occurred_at, position, created_at) "
-                "ON CONFLICT (world_id, conversation_id, content_hash) DO NOTHING RETURNING signal_id",
+                "occurred_at, position, created_at, embedding) "
+                "ON CONFLICT DO NOTHING RETURNING signal_id",
                 (world_id, *columns),
             )
             return [r["signal_id"] for r in cur.fetchall()]
@@ -59,15 +67,34 @@ class SignalRepo(PostgresBase):
         return Signal.model_validate(row) if row else None
 
     def list_signals(self, world_id: str, conversation_id: str, signal_type: str | None = None,
-                     limit: int = 200) -> list[Signal]:
-        """A conversation's signals in the order they were said, optionally of one type."""
+                     limit: int = 200, *, include_dismissed: bool = False,
+                     near: Sequence[float] | None = None) -> list[Signal]:
+        """A conversation's signals in the order they were said, optionally of one type, the dismissed ones only
+        when asked; with `near`, the closest to that vector first (a signal without a vector last)."""
+        order = "ORDER BY occurred_at, event_id, position"
+        if near is not None:
+            order = "ORDER BY embedding <=> %(near)s NULLS LAST, occurred_at, event_id, position"
         with self.tx(world_id) as cur:
             cur.execute(
-                f"SELECT {_SIGNAL} FROM signals WHERE world_id = %s AND conversation_id = %s "
-                "AND (%s::text IS NULL OR signal_type = %s) ORDER BY occurred_at, event_id, position LIMIT %s",
-                (world_id, conversation_id, signal_type, signal_type, limit),
+                f"SELECT {_SIGNAL} FROM signals WHERE world_id = %(w)s AND conversation_id = %(c)s "
+                "AND (%(t)s::text IS NULL OR signal_type = %(t)s) AND (%(all)s OR dismissed_at IS NULL) "
+                f"{order} LIMIT %(limit)s",
+                {"w": world_id, "c": conversation_id, "t": signal_type, "all": include_dismissed,
+                 "near": to_vector(near), "limit": limit},
             )
             return [Signal.model_validate(r) for r in cur.fetchall()]
+
+    def dismiss_signal(self, world_id: str, signal_id: str, at: datetime) -> Signal | None:
+        """Dismiss a signal at `at`; dismissed already, it keeps its first time. None when no signal has this id."""
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "UPDATE signals SET dismissed_at = coalesce(dismissed_at, %s), "
+                "updated_at = CASE WHEN dismissed_at IS NULL THEN now() ELSE updated_at END "
+                f"WHERE world_id = %s AND signal_id = %s RETURNING {_SIGNAL}",
+                (at, world_id, signal_id),
+            )
+            row = cur.fetchone()
+        return Signal.model_validate(row) if row else None
 
     def set_assumption_status(self, world_id: str, signal_id: str, status: AssumptionStatus) -> Signal | None:
         """The updated assumption, or None when no Assumption has this id."""
@@ -112,6 +139,11 @@ class SignalRepo(PostgresBase):
                  [c.chars_since for c in rows], [c.version for c in rows]),
             )
             return {r["conversation_id"] for r in cur.fetchall()} | untouched
+
+
+def _vector_text(vector: Sequence[float]) -> str:
+    """A vector in pgvector's text form."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def _without_erased(cur: Cursor[Row], world_id: str, cursors: Sequence[SignalCursor]

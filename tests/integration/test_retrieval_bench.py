@@ -126,3 +126,4 @@ def test_the_latency_bench_loads_a_world_in_bulk_and_times_both_searches() -> No
     assert document["memories"] == 3_000
     assert result.fused_ms["p50"] > 0 and result.bare_ms["p50"] > 0
     assert result.fused_ms["p95"] >= result.fused_ms["p50"]
+    assert document["fused_to_bare"]["p95"] == round(result.fused_ms["p95"] / result.bare_ms["p95"], 1)

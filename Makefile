@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export POWERTOOLS_METRICS_DISABLED := true
 
-.PHONY: setup run test lint chromium unit integration workflow infra e2e bench synth clean
+.PHONY: setup run test lint chromium unit integration workflow infra e2e bench bench-million synth clean
 
 setup: $(STAMP)
 
@@ -49,6 +49,10 @@ unit integration workflow infra e2e: setup
 
 bench: setup
 	$(PY) -m pytest tests/bench -q -s -p no:cacheprovider
+
+# The latency bench at one million memories: not in `make bench` (the load and the HNSW build take most of an hour).
+bench-million: setup
+	$(VENV)/bin/engram bench latency --memories 1000000 --out tests/artifacts/bench/million
 
 # Both profiles' CloudFormation, offline (the layer is not built here: `cdk deploy` builds it with pip).
 synth: setup

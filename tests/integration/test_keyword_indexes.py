@@ -7,10 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engram.adapters.opensearch_index import OpenSearchIndex
 from engram.adapters.postgres.base import PostgresBase
 from engram.adapters.postgres_fts_index import PostgresFtsIndex
+from engram.adapters.tantivy_baseline import BM25Baseline
 from engram.adapters.tantivy_index import TantivyIndex
 from engram.app.factory import build_index
 from engram.config import Settings
@@ -127,6 +130,37 @@ def test_documents_of_different_kinds_may_share_an_id_and_each_is_deleted_alone(
 def test_a_field_query_searches_that_field_only(index: KeywordIndex) -> None:
     assert _ids(index.search("a", "kind:entity")) == {"ent_dana"}
     assert _ids(index.search("a", "speaker:dana")) == {"1", "ent_dana"}
+
+
+# Any text, and text made of what the query parsers read as syntax: quotes and backticks, brackets, range and
+# field marks, the operators' words in either case, glued to ordinary words.
+_SYNTAX_PIECES = ["`", '"', "'", "(", ")", "[", "]", "{", "}", ":", "^", "~", "*", "?", "+", "-", "!", "\\", "/",
+                  "<", ">", "=", "&", "|", "&&", "||", "AND", "OR", "NOT", "IN", "TO", "and", "to", "Deborah`s",
+                  "Lisbon", "hiking", "speaker:", "kind:entity", "5", ".", ",", "\x00", "é", "\u2019"]
+ANY_TEXT = st.one_of(st.text(max_size=60), st.lists(st.sampled_from(_SYNTAX_PIECES), max_size=8).map("".join),
+                     st.lists(st.sampled_from(_SYNTAX_PIECES), max_size=8).map(" ".join))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # searches leave the index as it was
+@given(query=ANY_TEXT)
+def test_any_text_searches_without_error(index: KeywordIndex, query: str) -> None:
+    assert _ids(index.search("a", query)) <= {"1", "2", "ent_dana"}
+    assert _ids(index.search("a", query, user_id="u1", kinds=["event"])) <= {"1"}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(question=ANY_TEXT)
+def test_the_bm25_baseline_ranks_any_question(question: str) -> None:
+    assert set(_BASELINE.rank(question, 5)) <= {"1", "2"}
+
+
+def test_the_bm25_baseline_searches_a_question_its_parser_refuses_by_its_words() -> None:
+    assert _BASELINE.rank("Which of Deborah`s family went hiking?", 5)[0] == "1"
+    assert _BASELINE.rank("IN [Lisbon TO", 5) == ["1"]
+
+
+_BASELINE = BM25Baseline([("1", "Deborah's family loves hiking near Lisbon"), ("2", "Bob walks his dog")])
 
 
 def test_the_document_matching_more_of_the_query_ranks_first(index: KeywordIndex) -> None:

@@ -128,6 +128,31 @@ def test_the_graph_brain_reaches_what_a_users_entity_said_nearest_first(clients:
     assert [(h.doc_id, round(h.score, 6)) for h in nearest] == [("r3", round(said[0].score / 2, 6))]
 
 
+def test_the_graph_brain_ranks_every_kind_in_one_statement_as_it_would_each_kind_alone(clients: Clients,
+                                                                                      world: str) -> None:
+    reached = {e.entity_id: 1.0 / (n + 1) for n, e in enumerate(
+        search(clients, clients.world(world), "What does Priya do at Acme Robotics?", user_id=None, now=NOW).entities)}
+    [vector] = clients.embedder.embed(["Where does Priya work?"])
+    kinds = ["event", "episodic", "semantic", "summary", "procedural", "entity"]
+    together = clients.store.entity_documents(world, reached, vector, user_id=None, kinds=kinds, limit=50)
+    alone = [h for kind in kinds for h in clients.store.entity_documents(world, reached, vector, user_id=None,
+                                                                          kinds=[kind], limit=50)]
+    assert {h.kind for h in together} >= {"event", "entity"}
+    assert together == sorted(alone, key=lambda h: h.score, reverse=True)[:50]
+
+
+def test_the_searchs_documents_are_the_stores_documents_with_their_similarity(clients: Clients, world: str) -> None:
+    result = search(clients, clients.world(world), "Priya Acme Robotics painting", user_id=None, limit=30, now=NOW)
+    refs = [(h.kind, h.doc_id) for h in result.hits]
+    [vector] = clients.embedder.embed(["Priya Acme Robotics painting"])
+    scored = clients.store.candidate_documents(world, refs, vector)
+    assert {d.kind for d, _sim in scored} >= {"event", "entity"} and len(scored) == len(refs)
+    assert [d for d, _sim in scored] == clients.store.documents(world, refs)  # validated, field for field
+    for (kind, doc_id), (_doc, sim) in zip(refs, scored, strict=True):
+        alone = clients.store.semantic_search(world, vector, user_id=None, kinds=[kind], limit=100, min_similarity=-1)
+        assert sim == pytest.approx({h.doc_id: h.score for h in alone}[doc_id])
+
+
 # ---------------------------------------------------------------- semantic brain
 def test_semantic_hits_are_at_least_as_similar_as_the_threshold(clients: Clients, world: str) -> None:
     [vector] = clients.embedder.embed(["adoption agencies and counseling"])

@@ -69,6 +69,21 @@ def test_the_bench_ingests_scores_every_system_and_writes_the_prescribed_json(da
     assert all(p.parent == tmp_path and p.read_bytes().startswith(b"\x89PNG") for p in outcome.plots)
 
 
+def test_a_split_without_questions_has_no_row_in_the_json_the_table_or_the_plots(dataset: Path,
+                                                                                   tmp_path: Path) -> None:
+    from engram.bench.plots import retrieval_plots
+    from engram.bench.retrieval import score
+
+    conversations = load(dataset)
+    ranked = {(c.sample_id, qi): [t.dia_id for t in c.turns] for c in conversations for qi in range(len(c.questions))}
+    for held_out in [(), ("conv-x",), ("conv-a", "conv-b")]:
+        document = score("tiny.json", conversations, {"bm25": ranked}, held_out).document
+        empty = "held-out" if not set(held_out) & {"conv-a", "conv-b"} else "tuning"
+        assert list(document["systems"]["bm25"]["by_split"]) == [s for s in ("tuning", "held-out") if s != empty]
+        assert not any(line.split()[1:2] == [empty] for line in table(document).splitlines() if line.strip())
+        assert len(retrieval_plots(document, tmp_path)) == 2
+
+
 def test_the_command_runs_the_bench_in_process(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     import engram.bench.retrieval as bench
@@ -111,3 +126,4 @@ def test_the_latency_bench_loads_a_world_in_bulk_and_times_both_searches() -> No
     assert document["memories"] == 3_000
     assert result.fused_ms["p50"] > 0 and result.bare_ms["p50"] > 0
     assert result.fused_ms["p95"] >= result.fused_ms["p50"]
+    assert document["fused_to_bare"]["p95"] == round(result.fused_ms["p95"] / result.bare_ms["p95"], 1)

@@ -134,9 +134,10 @@ class OpenSearchIndex:
             if words:
                 return self._run(name, self._scope_weighted(name, words, filters), filters, limit)
             return self._search(name, query, filters, limit)
-        except RequestError:  # malformed syntax: search its plain words instead
+        except RequestError:  # malformed syntax: search its plain words, as match queries (which parse nothing)
             terms = plain_terms(query)
-            return self._search(name, terms, filters, limit) if terms else []
+            return self._run(name, {"bool": {"should": [{"match": {f: terms}} for f in _FIELDS],
+                                             "minimum_should_match": 1}}, filters, limit) if terms else []
         except NotFoundError:  # the world never had a document
             return []
         except (OSConnectionError, ConnectionTimeout, TransportError) as exc:

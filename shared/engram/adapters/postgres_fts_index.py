@@ -90,6 +90,7 @@ class PostgresFtsIndex:
 
     def search(self, world_id: str, query: str, *, user_id: str | None = None,
                kinds: Sequence[DocKind] | None = None, limit: int = 10) -> list[KeywordHit]:
+        query = query.replace("\x00", " ")  # PostgreSQL text cannot hold NUL, so no document holds one either
         compiled = compile_query(query)
         if compiled is None:
             return []

@@ -71,7 +71,7 @@ def _panels(document: dict[str, Any]) -> list[tuple[str, str | None, str | None]
     held_out = [c for c, v in document["conversations"].items() if v["split"] == "held-out"]
     first = next(iter(document["systems"].values()))
     panels: list[tuple[str, str | None, str | None]] = [(f"all questions (n={document['questions']})", None, None)]
-    if held_out:
+    if held_out and "held-out" in first["by_split"]:  # a held-out set without questions has no measures
         n = first["by_split"]["held-out"]["questions"]
         panels.append((f"held-out: {', '.join(held_out)} (n={n})", "held-out", None))
     counts = document.get("questions_by_category", {})

@@ -216,11 +216,11 @@ def score(dataset: str, conversations: list[Conversation], rankings: dict[str, R
                               metrics.recall_curve(ranked[(c.sample_id, qi)], q.evidence, DEPTH))
                 for c, qi, q in questions]
         outcome.rows[system] = rows
-        doc["systems"][system] = {
-            **_summary(rows),
-            "by_split": {split: _summary([r for r in rows if (r.sample_id in held_out) == (split == "held-out")])
-                         for split in ("tuning", "held-out")},
-        }
+        splits = {split: [r for r in rows if (r.sample_id in held_out) == (split == "held-out")]
+                  for split in ("tuning", "held-out")}
+        # A split without questions (no conversation held out) has no row: zeros would read as measured.
+        doc["systems"][system] = {**_summary(rows),
+                                  "by_split": {split: _summary(part) for split, part in splits.items() if part}}
     return outcome
 
 

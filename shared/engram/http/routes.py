@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from pydantic import BaseModel
 
 from engram.app.compose import get_clients
 from engram.enrichment.ingest import WAIT_DEFAULT_S, WAIT_MAX_S, await_enrichment, ingest_events, sweep_stalled
@@ -17,7 +14,19 @@ from engram.enrichment.resolve import pending_disambiguations, settle_disambigua
 from engram.enrichment.signals import dismiss_signal, list_signals, set_assumption_status
 from engram.errors import NotFound
 from engram.http.app import caller_worlds
-from engram.memory import edits, graph, lifecycle
+from engram.http.params import (
+    ID,
+    MENTION_ID,
+    AsOf,
+    Id,
+    UserId,
+    WorldId,
+    api_router,
+    ingest_router,
+)
+from engram.http.params import at as _at
+from engram.http.params import json_response as _json
+from engram.memory import graph, lifecycle
 from engram.memory.config import (
     WorldConfigPatch,
     WorldConfigView,
@@ -28,8 +37,6 @@ from engram.memory.config import (
 )
 from engram.memory.context import prompt_context
 from engram.memory.erase import erase_user
-from engram.memory.history import fact_history
-from engram.memory.portability import MAX_EXPORT_PAGE_BYTES, ExportPage, document_lines, export_page, import_document
 from engram.memory.usage import MAX_DAYS, usage_report
 from engram.model.common import as_utc
 from engram.model.entities import (
@@ -55,54 +62,19 @@ from engram.model.insights import ConversationInsights, Intervention
 from engram.model.memories import (
     ConflictDetail,
     ConflictResolution,
-    ExplainedFact,
-    FactHistory,
-    MemoryAudit,
-    MemoryCorrection,
-    MemoryDeletion,
 )
 from engram.model.overrides import WorldConfig
-from engram.model.portability import ImportResult
 from engram.model.prompt_context import PromptContext
 from engram.model.queries import QueryAccepted, QueryRequest, QueryResponse
 from engram.model.search import SearchHit, SearchResponse
 from engram.model.signals import SIGNAL_TYPES, AssumptionStatusChange, Signal
 from engram.model.steps import ConsolidationRun
 from engram.model.usage import UsageReport
-from engram.model.world import World
-from engram.ports.clients import Clients
 from engram.query import submit as queries
 from engram.retrieval.search import find_similar
 from engram.retrieval.search import search as fused_search
 
-ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 SIGNAL_TYPE = f"^({'|'.join(SIGNAL_TYPES)})$"
-WorldId = Annotated[str, Path(pattern=ID, description="the world (tenant) id")]
-Id = Annotated[str, Path(pattern=ID)]
-MENTION_ID = r"^men_[0-9a-f]{32}$"
-# A user's view: given, only that user's own memories, the edges they made and the world's; absent, the world's.
-UserId = Annotated[str | None, Query(pattern=ID, description="read as this user: only the user's own memories and "
-                                                             "the relationships they made, and the world's")]
-
-# A past time to read memory as of (ISO 8601; without an offset, UTC): the facts true then, what had happened by then.
-AsOf = Annotated[datetime | None, Query(description="read memory as it stood at this time (ISO 8601, UTC without an "
-                                                    "offset): the facts true then, superseded since or not, and "
-                                                    "only what had happened by then")]
-
-ingest_router = Router()
-api_router = Router()
-
-
-def _at(world_id: str) -> tuple[Clients, World]:
-    """The clients, and the world as this request sees it: its config read once, for the whole request."""
-    clients = get_clients()
-    return clients, clients.world(world_id)
-
-
-def _json(status: int, model: BaseModel | dict[str, Any]) -> Response[Any]:
-    # Powertools validates the body against the route's Response[T] annotation, then serializes it.
-    return Response(status_code=status, content_type="application/json", body=model)
-
 
 Wait = Annotated[bool, Query(description="answer once the batch's enrichment has finished (200), so a question asked "
                                          "next reads it; 202 if `wait_timeout_s` passes first")]
@@ -388,79 +360,5 @@ def erase(world: WorldId, user_id: Id) -> Erasure:
     return erase_user(*_at(world), user_id)
 
 
-ExportCursor = Annotated[str | None, Query(max_length=2000, description="where the page starts: the previous "
-                                                                       "page's X-Engram-Next-Cursor header")]
-ExportVectors = Annotated[bool, Query(description="include each row's vectors (base64 float32)")]
-ExportBytes = Annotated[int, Query(ge=10_000, le=MAX_EXPORT_PAGE_BYTES, description="the page's size in bytes, "
-                                                                                    "about")]
-_EXPORT: dict[int, Any] = {200: {"description": "a document (docs/export-format.md), one JSON value per line; the header "
-                                "X-Engram-Next-Cursor, when present, fetches the next page",
-                 "content": {"application/x-ndjson": {}}}}
-
-
-def _page(page: ExportPage) -> Response[str]:
-    headers = {"X-Engram-Next-Cursor": page.next_cursor} if page.next_cursor else {}
-    return Response(status_code=200, content_type="application/x-ndjson", body=page.text, headers=headers)
-
-
-@api_router.get("/v1/worlds/<world>/export", summary="Export a world's memory as JSON Lines, page by page",
-                responses=_EXPORT, tags=["export/import"])
-def export_world(world: WorldId, cursor: ExportCursor = None, vectors: ExportVectors = True,
-                 max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
-    return _page(export_page(get_clients(), world, None, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
-
-
-@api_router.get("/v1/worlds/<world>/users/<user_id>/export",
-                summary="Export one user's memory (and the entities it refers to), page by page", responses=_EXPORT,
-                tags=["export/import"])
-def export_user(world: WorldId, user_id: Id, cursor: ExportCursor = None, vectors: ExportVectors = True,
-                max_bytes: ExportBytes = MAX_EXPORT_PAGE_BYTES) -> Response[str]:
-    return _page(export_page(get_clients(), world, user_id, vectors=vectors, cursor=cursor, max_bytes=max_bytes))
-
-
-@api_router.post("/v1/worlds/<world>/import",
-                 summary="Import an export document (JSON Lines) into this world: validated whole, then written in "
-                         "one transaction; rows the world holds are skipped", tags=["export/import"])
-def import_world(world: WorldId) -> ImportResult:
-    body = api_router.current_event.decoded_body or ""
-    return import_document(get_clients(), world, document_lines(body))
-
-
-# ---------------------------------------------------------------- correcting and deleting a fact (issue 22)
-MemoryId = Annotated[str, Path(pattern=ID, description="a fact's id (sem_...)")]
-
-
-def _request_id() -> str | None:
-    """The request's id, for the audit row: the gateway's, or the caller's X-Request-Id."""
-    event = api_router.current_event.raw_event
-    given = ((event.get("requestContext") or {}).get("requestId")
-             or {k.lower(): v for k, v in (event.get("headers") or {}).items()}.get("x-request-id"))
-    return str(given)[:200] if given else None
-
-
-@api_router.patch("/v1/worlds/<world>/memories/<memory_id>",
-                  summary="Correct a fact: its value, confidence or valid time, as the user's word; audited",
-                  tags=["memories"])
-def correct_memory(world: WorldId, memory_id: MemoryId, correction: MemoryCorrection) -> ExplainedFact:
-    return edits.correct_memory(*_at(world), memory_id, correction, request_id=_request_id())
-
-
-@api_router.delete("/v1/worlds/<world>/memories/<memory_id>",
-                   summary="Delete a fact: gone from memory, the keyword index and the graph; an audit row keeps it",
-                   tags=["memories"])
-def delete_memory(world: WorldId, memory_id: MemoryId,
-                  note: Annotated[str | None, Query(max_length=1000)] = None) -> MemoryDeletion:
-    return edits.delete_memory(*_at(world), memory_id, note=note, request_id=_request_id())
-
-
-@api_router.get("/v1/worlds/<world>/memories/<memory_id>/history",
-                summary="A fact's history: the values it has had for its subject and predicate, in the order they "
-                        "became true, with valid times, status and the conflict that closed each", tags=["memories"])
-def memory_history(world: WorldId, memory_id: MemoryId) -> FactHistory:
-    return fact_history(*_at(world), memory_id)
-
-
-@api_router.get("/v1/worlds/<world>/memories/<memory_id>/audit",
-                summary="A fact's corrections and deletion, oldest first (kept after it is deleted)", tags=["memories"])
-def memory_audit(world: WorldId, memory_id: MemoryId) -> list[MemoryAudit]:
-    return edits.memory_audit(*_at(world), memory_id)
+# The routes of another module, registered on the same router: correcting a fact, export and import.
+from engram.http import memory_routes  # noqa: E402, F401

@@ -67,8 +67,14 @@ def understand(doc: Doc) -> list[Statement]:
         if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
             out += statements(sent.text)  # a verb the parse missed ("Greta prefers tea" as one noun): the patterns
             continue
-        for st in _sentence(sent):
-            out.append(replace(st, when=when))
+        parsed = [replace(st, when=when) for st in _sentence(sent)]
+        # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
+        # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
+        if any(t.lower_ == "i" and t.dep_ == "conj" for t in sent):  # "I" read as a name's conjunct
+            said = {(st.subject, st.predicate) for st in parsed}
+            parsed += [st for st in statements(sent.text)
+                       if st.subject == SELF and not st.negated and (st.subject, st.predicate) not in said]
+        out += parsed
     seen: set[tuple[str, str, str, bool]] = set()
     unique = []
     for s in out:

@@ -21,6 +21,7 @@ import httpx
 import openai
 import pytest
 
+from engram.adapters.engine_first import EngineFirstLLM
 from engram.adapters.offline.llm import OfflineLLM
 from engram.adapters.openai_compat import OpenAICompatibleLLM, response_schema
 from engram.app.factory import build_llm
@@ -67,7 +68,9 @@ def seen(llama_server: str, clients: Clients) -> Iterator[dict[str, Any]]:
 
     settings = Settings(llm="openai", openai_base_url=f"{llama_server}/v1", openai_model="smollm2",
                         openai_max_tokens=4, llm_max_retries=0, llm_timeout_s=120)
-    llm = build_llm(settings)
+    built = build_llm(settings)
+    assert isinstance(built, EngineFirstLLM)  # the language engine reads extraction windows first
+    llm = built.model  # the protocol under test: every window goes to the server
     assert isinstance(llm, OpenAICompatibleLLM)
     llm.client = openai.OpenAI(base_url=settings.openai_base_url, api_key="unused", max_retries=0, timeout=120,
                                http_client=httpx.Client(event_hooks={"response": [record]}))

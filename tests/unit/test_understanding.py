@@ -30,6 +30,7 @@ def denied(text: str) -> list[Row]:
     ("I live in Lisbon.", [(SELF, "lives_in", "Lisbon")]),
     # the small parser reads "Rui and I" as one subject of "live": the first-person pattern fills in
     ("My name is Rui and I live in Lisbon.", [(SELF, "name", "Rui"), (SELF, "lives_in", "Lisbon")]),
+    ("My name is Noa and I live in Porto.", [(SELF, "name", "Noa"), (SELF, "lives_in", "Porto")]),
     ("I moved to Porto.", [(SELF, "lives_in", "Porto")]),
     ("I'm based in Lisbon.", [(SELF, "lives_in", "Lisbon")]),
     ("I work for Globex.", [(SELF, "works_at", "Globex")]),

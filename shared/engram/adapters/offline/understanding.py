@@ -70,7 +70,7 @@ def understand(doc: Doc) -> list[Statement]:
         parsed = [replace(st, when=when) for st in _sentence(sent)]
         # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
         # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
-        if any(t.lower_ == "i" and t.dep_ == "conj" for t in sent):  # "I" read as a name's conjunct
+        if _misread(sent):
             said = {(st.subject, st.predicate) for st in parsed}
             parsed += [st for st in statements(sent.text)
                        if st.subject == SELF and not st.negated and (st.subject, st.predicate) not in said]
@@ -86,6 +86,13 @@ def understand(doc: Doc) -> list[Statement]:
             seen.add(key)
             unique.append(s)
     return unique
+
+
+def _misread(sent: Span) -> bool:
+    """A parse the small model got wrong in a known way: "I" read as a name's conjunct ("Rui and I live"), or a
+    clause hung on a noun ("My name is Noa and I live in Porto": "live" as a conjunct of "Noa")."""
+    return any((t.lower_ == "i" and t.dep_ == "conj")
+               or (t.pos_ == "VERB" and t.dep_ == "conj" and t.head.pos_ in ("NOUN", "PROPN")) for t in sent)
 
 
 def is_question(sent: Span) -> bool:

@@ -54,9 +54,10 @@ def pg_store(pg_url: str) -> Iterator[object]:
 @pytest.fixture(scope="module")
 def clients(pg_store: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """Real parts for domain integration tests: PostgreSQL, tantivy, the hash embedder, the offline
-    model, and a workflows fake that records starts (the pipelines are driven by the test)."""
+    model, the language engine, and a workflows fake that records starts (the pipelines are driven by the test)."""
     from engram.adapters.embedders import HashEmbedder
     from engram.adapters.offline.llm import OfflineLLM
+    from engram.adapters.spacy_engine import shared_engine
     from engram.adapters.tantivy_index import TantivyIndex
     from engram.config import Settings
     from engram.ports.clients import Clients
@@ -64,7 +65,7 @@ def clients(pg_store: object, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
     index = TantivyIndex(tmp_path_factory.mktemp("index"))
     yield Clients(settings=Settings(), store=pg_store, index=index, embedder=HashEmbedder(TEST_EMBEDDING_DIM),  # type: ignore[arg-type]
-                  llm=OfflineLLM(), workflows=RecordingWorkflows())
+                  llm=OfflineLLM(), workflows=RecordingWorkflows(), language=shared_engine())
     index.close()
 
 

@@ -29,11 +29,13 @@ from tests.erasure import index_hits, ingest, naming, routes_text, rows_naming
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 WORLD = "derived"
-VERA = ["My passport number is XK4471920 and my bank PIN is Zebra 4921.", "My card PIN is Orchid 7730 at Caixa Bank."]
+VERA = ["My passport number is XK4471920 and my bank PIN is Zebra 4921.",
+        "My card PIN is Orchid 7730 at Caixa Bank, where Helga Brandvold is my adviser."]
 BEN = ["I live in Porto and I work at Olivo Labs.", "Vera told me about Caixa Bank."]
 SECRETS = ("XK4471920", "Zebra 4921", "Orchid 7730", "PIN")  # long enough never to be part of a hash
 VERA_EVENTS = ("vera-shared-0", "vera-shared-1")
-MADE_OF_HER_WORDS = {"pin", "xk4471920", "zebra", "orchid"}
+# The entities the language engine names in her words only (a code or a PIN's word is no name it knows).
+MADE_OF_HER_WORDS = {"pin", "helga brandvold"}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +68,7 @@ def test_erasing_her_takes_the_entities_made_only_of_her_words(shared: tuple[Cli
     assert erasure.deleted["canonical_entities"] >= len(MADE_OF_HER_WORDS)
     entities = {e.name.lower(): e for e in clients.store.list_entities(WORLD, None, 200)}
     assert not MADE_OF_HER_WORDS & set(entities)
-    assert not [h for h in search(clients, clients.world(WORLD), "PIN Zebra Orchid XK4471920", user_id=None, limit=50).hits
+    assert not [h for h in search(clients, clients.world(WORLD), "PIN Helga Brandvold", user_id=None, limit=50).hits
                 if h.kind == "entity"]
     listed = api.get(f"/v1/worlds/{WORLD}/entities", params={"name": "PIN"}).json()
     assert [e["name"] for e in listed if e["name"].lower() in MADE_OF_HER_WORDS] == []

@@ -320,15 +320,22 @@ class MentionNames:
     def __init__(self, scope: ResolutionScope, mentions: Sequence[RecordedMention]) -> None:
         self.scope = scope
         self.by_event: dict[tuple[str, str], str | None] = {}
+        # words the resolve step would not make an entity of alone: their mention ids
+        self.unresolved: dict[tuple[str, str], str] = {}
         for m in mentions:
             self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
+            if m.method == "unresolved" and m.kind == "name":
+                self.unresolved[m.event_id, m.text.lower()] = m.mention_id
 
     def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str,
                    entity_type: str | None = None) -> str | None:
         if name == event.user_id:
             return self.scope.user_entity_id(clients, event.user_id)
         key = (event.event_id, name.lower())
-        if key in self.by_event:
+        # A capitalised sentence start the parser named nothing ("Priya is my boss.") stays unresolved in the
+        # resolve step; a statement that reads it as a person, an organization or a place makes it one.
+        typed = entity_type in ("person", "organization", "place") and key in self.unresolved
+        if key in self.by_event and not typed:
             return self.by_event[key]  # None: waiting for the user's choice, or a reference nobody could link
         if name.lower() in PRONOUNS:
             return None  # never an entity named "She"
@@ -336,4 +343,8 @@ class MentionNames:
                              origin_event_id=event.event_id)
         if found.learned is not None:
             clients.store.add_alias(found.learned)
+        if typed and found.entity_id is not None:  # the mention now names the entity the statement made of it
+            clients.store.set_mention_entities(event.world_id, [(self.unresolved[key], found.entity_id,
+                                                                 found.method, found.confidence)])
+            self.by_event[key] = found.entity_id
         return found.entity_id

@@ -31,6 +31,8 @@ def denied(text: str) -> list[Row]:
     # the small parser reads "Rui and I" as one subject of "live": the first-person pattern fills in
     ("My name is Rui and I live in Lisbon.", [(SELF, "name", "Rui"), (SELF, "lives_in", "Lisbon")]),
     ("My name is Noa and I live in Porto.", [(SELF, "name", "Noa"), (SELF, "lives_in", "Porto")]),
+    # a question about telling states its clause
+    ("Did I tell you that Priyanka Moreau lives in Cardiff?", [("Priyanka Moreau", "lives_in", "Cardiff")]),
     ("I moved to Porto.", [(SELF, "lives_in", "Porto")]),
     ("I'm based in Lisbon.", [(SELF, "lives_in", "Lisbon")]),
     ("I work for Globex.", [(SELF, "works_at", "Globex")]),
@@ -156,3 +158,12 @@ def test_a_clause_the_rules_cannot_read_is_counted_unread() -> None:
     assert unread_clauses(doc, understand(doc)) == 1
     doc = shared_engine().doc("Kalani lives in Cork.")
     assert unread_clauses(doc, understand(doc)) == 0
+
+
+@pytest.mark.parametrize("label", ["Update: ", "Correction - ", "FYI: ", "Big news: "])
+def test_a_label_before_the_news_is_not_read_as_the_sentence(label: str) -> None:
+    said = datetime(2026, 10, 5, tzinfo=UTC)
+    reply = OfflineLLM().extract([WindowEvent(event_id="u", role="user", occurred_at=said, speaker="dana",
+                                              content=f"{label}I left Acme Corp and now work at Northwind Labs.")], [])
+    assert ("dana", "works_at", "Northwind Labs") in {(t.subject, t.predicate, t.object) for t in reply.value.triples
+                                                      if not t.negated}

@@ -13,7 +13,7 @@ from engram.adapters.offline import answers, synthesis
 from engram.adapters.offline.coreference import CoreferenceRules, link_reference
 from engram.adapters.offline.research import clauses, coverage
 from engram.adapters.offline.statements import SELF
-from engram.adapters.offline.understanding import understand
+from engram.adapters.offline.understanding import understand, unlabelled
 from engram.adapters.spacy_engine import shared_engine
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting
@@ -68,7 +68,7 @@ class OfflineLLM:
         as_ontology = PredicateMap(predicates)  # "I live in" is the rules' lives_in, the ontology's if it says so
         triples = []
         users = [e for e in events if e.role == "user"]
-        for event, doc in zip(users, shared_engine().docs([e.content for e in users]), strict=True):
+        for event, doc in zip(users, shared_engine().docs([unlabelled(e.content) for e in users]), strict=True):
             speaker = event.speaker or "user"
             for s in understand(doc):
                 triples.append(ExtractedTriple(

@@ -61,7 +61,7 @@ def understand(doc: Doc) -> list[Statement]:
     """Every statement a parsed utterance makes, in order, each once; questions state nothing."""
     out: list[Statement] = []
     for sent in doc.sents:
-        if is_question(sent):
+        if is_question(sent) and not _told(sent):
             continue
         _, when = without_dates(sent.text)
         if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
@@ -86,6 +86,23 @@ def understand(doc: Doc) -> list[Statement]:
             seen.add(key)
             unique.append(s)
     return unique
+
+
+# A label the speaker puts before the news ("Update: I left Acme"): the small parser reads the label as the root.
+_LABEL = re.compile(r"^\s*(?:update|correction|fyi|news|note|edit|ps|p\.s\.|btw|big news|good news|bad news)\s*[:\-–—]\s*",
+                    re.I)
+
+
+def unlabelled(text: str) -> str:
+    """The utterance without a leading label ("Update: ", "Correction - ")."""
+    return _LABEL.sub("", text, count=1)
+
+
+def _told(sent: Span) -> bool:
+    """"Did I tell you that Priyanka lives in Cardiff?": a question about telling whose clause is a statement."""
+    root = sent.root
+    return (root.lemma_.lower() in ("tell", "mention") and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in root.children)
+            and any(c.dep_ == "ccomp" for c in root.children))
 
 
 def _misread(sent: Span) -> bool:

@@ -97,6 +97,7 @@ def test_each_sentence_states_the_facts_a_reader_would_write(text: str, expected
     ("Actually, I live in Porto, not Lisbon.", [(SELF, "lives_in", "Lisbon")]),
     ("Dana doesn't prefer tea.", [("Dana", "prefers", "tea")]),
     ("Amir quit his job at Stellar Foods.", [("Amir", "works_at", "Stellar Foods")]),
+    ("Dashiell works at Pinecrest Media, not at Kestrel Insurance.", [("Dashiell", "works_at", "Kestrel Insurance")]),
 ])
 def test_a_negated_statement_is_denied_never_stated(text: str, expected: list[Row]) -> None:
     assert denied(text) == expected

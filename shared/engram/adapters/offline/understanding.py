@@ -233,6 +233,9 @@ def _with_conjuncts(token: Token, denied: bool = False) -> Iterable[tuple[Token,
     for child in token.children:
         if child.dep_ in ("conj", "appos") and child.pos_ in ("NOUN", "PROPN", "NUM"):
             yield from _with_conjuncts(child, any(token.i < i < child.i for i in nots))
+        elif child.dep_ == "prep" and any(token.i < i < child.i for i in nots):  # "Pinecrest, not at Kestrel"
+            for denied_object in (g for g in child.children if g.dep_ == "pobj" and g.pos_ in ("NOUN", "PROPN")):
+                yield denied_object, True
 
 
 def _clause(verb: Token) -> list[Statement]:

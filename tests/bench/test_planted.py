@@ -46,7 +46,8 @@ def _values(clients: Clients, world_id: str, entity_id: str | None, predicate: s
     if entity_id is None:
         return []
     facts = clients.store.find_facts(world_id, entity_id, predicate, statuses)
-    return [f.object_value for f in facts if f.valid_to is None or "active" not in statuses]
+    current_only = tuple(statuses) == ("active",)  # current: active with an open valid time; else the history too
+    return [f.object_value for f in facts if f.valid_to is None or not current_only]
 
 
 def _score_memory(clients: Clients, world: PlantedWorld, tally: Counter[str]) -> None:

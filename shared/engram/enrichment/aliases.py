@@ -57,7 +57,8 @@ def name_part_matches(store: EntityStore, world_id: str, name: str, entity_type:
     # A name read as a place is no part of anyone's ("York" is not York University).
     # The small model often reads an unknown first name alone as an organization ("Oyelaran works at ..."): a
     # lone word read so may still be a known person's first name.
-    kinds = {"person": {"person"}, "organization": {"organization", "person"} if alone else {"organization"},
+    kinds = {"person": {"person", "organization"} if alone else {"person"},
+             "organization": {"organization", "person"} if alone else {"organization"},
              "thing": {"person", "organization"}}
     return [e.entity_id for e in found if e.entity_type in kinds.get(entity_type, set())
             and _part_of(e, said, key, short, alone)]
@@ -71,7 +72,10 @@ def _part_of(entity: CanonicalEntity, said: str, key: str, short: str, alone: bo
         return True  # another spelling of one company ("Acme Corp" for "Acme Corporation")
     if short != key:
         return any(" ".join(n.lower().split()) == short for n in names)  # "Northwind" for "Northwind Labs"
-    return alone and entity.entity_type == "organization" and any(brand(n) == key for n in names)
+    # A first name alone of a two-word name with no company word, read as an organization by the small model
+    # ("Kalani" of "Kalani Castellanos"), or a company's first word ("Acme" of "Acme Robotics").
+    return alone and entity.entity_type == "organization" and any(
+        brand(n) == key or (len(n.split()) == 2 and n.split()[0].lower() == key) for n in names)
 
 
 def first_named_person(store: EntityStore, world_id: str, name: str, entity_type: str) -> str | None:

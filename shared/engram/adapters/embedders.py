@@ -144,13 +144,25 @@ class _Bert:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    """Vectorized erf (Numerical Recipes erfc, fractional error below 1.2e-7): exact GELU at numpy speed."""
+    """Vectorized erf (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7): exact GELU at numpy speed, in
+    place where it can be (this runs on every intermediate activation of every layer)."""
     z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-    erfc = t * np.exp(poly)
-    return np.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(np.float32)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = 1.061405429 * t
+    poly -= 1.453152027
+    poly *= t
+    poly += 1.421413741
+    poly *= t
+    poly -= 0.284496736
+    poly *= t
+    poly += 0.254829592
+    poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z  # erfc(|x|)
+    np.subtract(1.0, poly, out=poly)  # erf(|x|)
+    return np.copysign(poly, x).astype(np.float32, copy=False)
 
 
 class TitanEmbedder:

@@ -29,6 +29,7 @@ from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 from engram.model.signals import Signal
 from engram.model.steps import ConsolidationRun
+from engram.model.usage import UsageReport
 from engram.sdk.routes import (
     _FINISHED,
     DEFAULT_URL,
@@ -181,6 +182,9 @@ class AsyncEngramClient:
 
     async def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
         return await self.run(Routes.memory_audit(world, memory_id))
+
+    async def usage(self, world: str, days: int = 7) -> UsageReport:
+        return await self.run(Routes.usage(world, days))
 
     async def start_consolidation(self, world: str) -> str:
         return await self.run(Routes.start_consolidation(world))

@@ -41,6 +41,7 @@ from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 from engram.model.signals import Signal
 from engram.model.steps import ConsolidationRun
+from engram.model.usage import UsageReport
 from engram.sdk.routes import (
     _FINISHED,
     DEFAULT_URL,
@@ -210,6 +211,10 @@ class EngramClient:
     def memory_audit(self, world: str, memory_id: str) -> list[MemoryAudit]:
         """A fact's corrections and deletion, oldest first."""
         return self.run(Routes.memory_audit(world, memory_id))
+
+    def usage(self, world: str, days: int = 7) -> UsageReport:
+        """The world's model spend over the last `days` UTC days, by day and stage, and its daily budget."""
+        return self.run(Routes.usage(world, days))
 
     def start_consolidation(self, world: str) -> str:
         """Start consolidation now; the execution id to follow it with `consolidation`."""

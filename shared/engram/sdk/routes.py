@@ -31,6 +31,7 @@ from engram.model.queries import QueryConfig, QueryResponse
 from engram.model.search import SearchResponse
 from engram.model.signals import Signal
 from engram.model.steps import ConsolidationRun
+from engram.model.usage import UsageReport
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -234,6 +235,10 @@ class Routes:
     @staticmethod
     def memory_history(world: str, memory_id: str) -> Call[FactHistory]:
         return Call("GET", f"/v1/worlds/{world}/memories/{memory_id}/history", _model(FactHistory))
+
+    @staticmethod
+    def usage(world: str, days: int) -> Call[UsageReport]:
+        return Call("GET", f"/v1/worlds/{world}/usage", _model(UsageReport), params=_params(days=days))
 
     @staticmethod
     def memory_audit(world: str, memory_id: str) -> Call[list[MemoryAudit]]:

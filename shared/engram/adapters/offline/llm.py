@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from engram.adapters.offline import answers, synthesis
 from engram.adapters.offline.coreference import CoreferenceRules, link_reference
 from engram.adapters.offline.research import clauses, coverage
+from engram.adapters.offline.sentences import unlabelled
 from engram.adapters.offline.statements import SELF
-from engram.adapters.offline.understanding import understand, unlabelled
+from engram.adapters.offline.understanding import understand
 from engram.adapters.spacy_engine import shared_engine
 from engram.model.context import QueryContext
 from engram.model.entities import EntitySighting

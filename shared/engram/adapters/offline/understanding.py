@@ -17,23 +17,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram.adapters.offline.lexicon import (
-    BELIEF,
     CANONICAL,
     CANONICAL_NAMES,
-    CONDITIONS,
     DEGREE,
     ENDING,
     ENTITY_PREDICATES,
-    HEDGES,
     JOB_VERBS,
     LIGHT_VERBS,
     NAMED_ONLY,
     OBJECT_TYPES,
-    ONGOING,
     OWN_NOUNS,
-    REPORT,
     STANCES,
-    UNREAL,
 )
 from engram.adapters.offline.phrases import (
     PETS,
@@ -48,20 +42,18 @@ from engram.adapters.offline.phrases import (
     relation_word,
     subject_of,
 )
-from engram.adapters.offline.statements import HEDGE_FACTOR, SELF, Statement, statements
+from engram.adapters.offline.sentences import assertion, is_question, misread, told
+from engram.adapters.offline.statements import SELF, Statement, statements
 from engram.rules.grounding import without_dates
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-_WH = frozenset({"WP", "WRB", "WDT", "WP$"})
-
-
 def understand(doc: Doc) -> list[Statement]:
     """Every statement a parsed utterance makes, in order, each once; questions state nothing."""
     out: list[Statement] = []
     for sent in doc.sents:
-        if is_question(sent) and not _told(sent):
+        if is_question(sent) and not told(sent):
             continue
         _, when = without_dates(sent.text)
         if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
@@ -70,7 +62,7 @@ def understand(doc: Doc) -> list[Statement]:
         parsed = [replace(st, when=when) for st in _sentence(sent)]
         # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
         # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
-        if _misread(sent):
+        if misread(sent):
             said = {(st.subject, st.predicate) for st in parsed}
             parsed += [st for st in statements(sent.text)
                        if st.subject == SELF and not st.negated and (st.subject, st.predicate) not in said]
@@ -88,44 +80,6 @@ def understand(doc: Doc) -> list[Statement]:
     return unique
 
 
-# A label the speaker puts before the news ("Update: I left Acme"): the small parser reads the label as the root.
-_LABEL = re.compile(r"^\s*(?:update|correction|fyi|news|note|edit|ps|p\.s\.|btw|big news|good news|bad news)\s*[:\-–—]\s*",
-                    re.I)
-
-
-def unlabelled(text: str) -> str:
-    """The utterance without a leading label ("Update: ", "Correction - ")."""
-    return _LABEL.sub("", text, count=1)
-
-
-def _told(sent: Span) -> bool:
-    """"Did I tell you that Priyanka lives in Cardiff?": a question about telling whose clause is a statement."""
-    root = sent.root
-    return (root.lemma_.lower() in ("tell", "mention") and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in root.children)
-            and any(c.dep_ == "ccomp" for c in root.children))
-
-
-def _misread(sent: Span) -> bool:
-    """A parse the small model got wrong in a known way: "I" read as a name's conjunct ("Rui and I live"), or a
-    clause hung on a noun ("My name is Noa and I live in Porto": "live" as a conjunct of "Noa")."""
-    return any((t.lower_ == "i" and t.dep_ == "conj")
-               or (t.pos_ == "VERB" and t.dep_ == "conj" and t.head.pos_ in ("NOUN", "PROPN")) for t in sent)
-
-
-def is_question(sent: Span) -> bool:
-    """A question: a question mark, a question word first, or an auxiliary before its subject."""
-    if sent.text.rstrip().endswith("?"):
-        return True
-    words = [t for t in sent if not t.is_punct and t.dep_ != "intj" and t.pos_ != "INTJ"]
-    if not words:
-        return True
-    first = words[0]
-    if first.tag_ in _WH and first.dep_ != "mark":
-        return True
-    return first.pos_ == "AUX" and first.dep_ in ("aux", "ROOT", "auxpass") and any(
-        t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > first.i and t.head == first.head for t in sent)
-
-
 def unread_clauses(doc: Doc, statements: Sequence[Statement]) -> int:
     """Asserted clauses about the speaker or a named entity, with an object, that gave no statement: what a
     model would read better (the engine-first wrapper sends their windows to it)."""
@@ -136,7 +90,7 @@ def unread_clauses(doc: Doc, statements: Sequence[Statement]) -> int:
         if is_question(sent):
             continue
         for verb in sent:
-            if verb.pos_ != "VERB" or _gate(verb) is None:
+            if verb.pos_ != "VERB" or assertion(verb) is None:
                 continue
             subject = _subject_token(verb)
             party = subject_of(subject) if subject is not None else None
@@ -157,42 +111,6 @@ def _sentence(sent: Span) -> list[Statement]:
         if token.pos_ in ("NOUN", "PROPN"):
             found += _apposition(token)
     return found
-
-
-def _gate(verb: Token) -> float | None:
-    """How sure an utterance is of a clause: 1 asserted, less when hedged or future, None when not asserted
-    (a condition, a wish, "would", "used to", a clause inside a question)."""
-    factor, t = 1.0, verb
-    for _ in range(8):
-        for child in t.children:
-            low = child.lower_
-            if child.dep_ == "mark" and low in CONDITIONS:
-                return None
-            if child.dep_ == "aux" and low in UNREAL:
-                return None
-            if (child.dep_ == "aux" and low in HEDGES) or (child.dep_ == "advmod" and low in HEDGES):
-                factor = min(factor, HEDGE_FACTOR)
-            if child.dep_ == "aux" and low in ("will", "'ll", "shall"):
-                factor = min(factor, 0.9)
-        dep, head = t.dep_, t.head
-        if dep == "ROOT" or dep == "relcl":
-            return factor
-        if dep == "conj":
-            t = head
-        elif dep == "ccomp" and head.lemma_.lower() in BELIEF:
-            factor, t = min(factor, HEDGE_FACTOR), head
-        elif dep == "ccomp" and (head.lemma_.lower() in REPORT or t.i < head.i):
-            t = head  # "she said ...", or a clause spliced before another: "My employer is Globex, I'm ..."
-        elif dep == "xcomp" and head.lemma_.lower() in ONGOING | ENDING:
-            t = head
-        elif dep == "xcomp" and head.lemma_.lower() == "go" and head.tag_ == "VBG":
-            factor, t = min(factor, 0.9), head  # "I'm going to move to Porto"
-        elif (dep == "advcl" and not any(c.dep_ == "mark" for c in t.children)) or (dep == "advcl" and all(c.lower_ in ("because", "since", "as", "so") for c in t.children
-                                    if c.dep_ == "mark")):
-            t = head
-        else:
-            return None
-    return factor
 
 
 def _subject_token(verb: Token) -> Token | None:
@@ -239,7 +157,7 @@ def _with_conjuncts(token: Token, denied: bool = False) -> Iterable[tuple[Token,
 
 
 def _clause(verb: Token) -> list[Statement]:
-    gate = _gate(verb)
+    gate = assertion(verb)
     subject_token = _subject_token(verb)
     if gate is None or subject_token is None:
         return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from engram.model.entities import Mention
 from engram.rules.names import ENTITY_TYPES, Span, guess_entity_type, parsed_entity_type
@@ -114,10 +115,23 @@ def _run_type(before: str, run: str, pieces: Sequence[Mention]) -> str:
     return types[-1] if types[-1] in ("place", "organization") else "person"
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A piece of a parser's span (a `Span`)."""
+
+    text: str
+    start: int
+    end: int
+    label: str
+
+
 def _named(event_id: str, text: str, span: Span) -> list[Mention]:
     """A parser's named span as a name: without a leading "the", a possessive or a closing period
     ("the Louvre" -> "Louvre", "Acme Inc." -> "Acme Inc"); lowercase ones resolve but never create."""
     start, end = span.start, span.end
+    if (comma := text.find(", ", start, end)) > start:  # "Tessellate Labs, Ilse" run together: two names
+        return [*_named(event_id, text, _Part(text[start:comma], start, comma, span.label)),
+                *_named(event_id, text, _Part(text[comma + 2:end], comma + 2, end, span.label))]
     if text[start:end].lower().startswith("the ") and end - start > 4:
         start += 4
     if span.label == "PERSON" and (title := _TITLE_BEFORE.search(text[:start])) is not None:
@@ -131,7 +145,7 @@ def _named(event_id: str, text: str, span: Span) -> list[Mention]:
     if not words or all(w.lower() in _NOT_NAMES | STOPWORDS for w in words):
         return []
     return [Mention(text=text[start:end], kind="name", event_id=event_id, start=start, end=end,
-                    entity_type=parsed_entity_type(span.label, text[:start], text[start:end]), may_create=any(c.isupper() for c in text[start:end]))]
+                    entity_type=parsed_entity_type(span.label, text[:start], text[start:end], text[end:]), may_create=any(c.isupper() for c in text[start:end]))]
 
 
 def alias_phrases(text: str, max_words: int, max_phrases: int) -> list[str]:

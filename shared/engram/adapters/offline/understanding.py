@@ -27,11 +27,14 @@ from engram.adapters.offline.lexicon import (
     NAMED_ONLY,
     OBJECT_TYPES,
     OWN_NOUNS,
+    PERSON_PREDICATES,
+    PERSON_VERBS,
     STANCES,
 )
 from engram.adapters.offline.phrases import (
     PETS,
     Party,
+    entity_of,
     is_occupation,
     is_time,
     name_of,
@@ -59,7 +62,7 @@ def understand(doc: Doc) -> list[Statement]:
         if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
             out += statements(sent.text)  # a verb the parse missed ("Greta prefers tea" as one noun): the patterns
             continue
-        parsed = [replace(st, when=when) for st in _sentence(sent)]
+        parsed = [replace(st, when=when) for st in _sentence(sent) or _reparsed(sent)]
         # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
         # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
         if misread(sent):
@@ -78,6 +81,27 @@ def understand(doc: Doc) -> list[Statement]:
             seen.add(key)
             unique.append(s)
     return unique
+
+
+def _reparsed(sent: Span) -> list[Statement]:
+    """A sentence the small parser broke on an unknown name ("Oyelaran Sorensen lives in Tallinn": "lives" read
+    as a noun), parsed again with a pronoun for the name; what it says of the pronoun is said of the name."""
+    tokens = list(sent)
+    for k, token in enumerate(tokens[:-1]):
+        after = tokens[k + 1]
+        if not (token.is_title and token.pos_ in ("PROPN", "NOUN", "ADJ") and len(token) > 2 and after.is_alpha
+                and after.is_lower and after.lower_.endswith(("s", "ed")) and after.pos_ != "VERB"):
+            continue
+        if token.pos_ != "PROPN" and not (k == 0 or entity_of(token) is not None):
+            return []
+        name = name_of(token) or Party(token.text, None, True)
+        from engram.adapters.spacy_engine import shared_engine  # the one pipeline; imported late, parsed rarely
+
+        again = shared_engine().doc("She " + sent.doc[after.i:sent.end].text)
+        # only what people do (as for a bare name): the name may be no person's at all
+        said = [st for s in again.sents for st in _sentence(s) if st.subject == "she" and st.predicate in CANONICAL_NAMES]
+        return [replace(st, subject=name.text, subject_type="person") for st in said]
+    return []
 
 
 def unread_clauses(doc: Doc, statements: Sequence[Statement]) -> int:
@@ -115,16 +139,44 @@ def _sentence(sent: Span) -> list[Statement]:
 
 def _subject_token(verb: Token) -> Token | None:
     for _ in range(6):
-        for child in verb.children:
-            if child.dep_ in ("nsubj", "nsubjpass"):
-                if child.lower_ in ("who", "that", "which") and verb.dep_ == "relcl":
-                    return verb.head
-                return child
+        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+        # "My old friend Ana Lee lives ...": the parse may give both the noun and the name as subjects.
+        for child in sorted(subjects, key=lambda c: c.pos_ != "PROPN") if len(subjects) > 1 else subjects:
+            if child.lower_ in ("who", "that", "which") and verb.dep_ == "relcl":
+                return verb.head
+            return child
+        misparsed = _misparsed_subject(verb)
+        if misparsed is not None:
+            return misparsed
         if verb.dep_ in ("conj", "xcomp") and verb.head.pos_ in ("VERB", "AUX"):
             verb = verb.head
         else:
             return None
     return None
+
+
+def _misparsed_subject(verb: Token) -> Token | None:
+    """A name the small parser hung on its verb as a modifier ("Ilse works at ...": "Ilse" an amod of "works";
+    "..., Kalani works at ...": a compound): a capitalised word right before a verb in the present or past,
+    with nothing else between them but adverbs ("Ilse now lives in Krakow")."""
+    if verb.tag_ not in ("VBZ", "VBD"):
+        return None
+    for child in verb.lefts:
+        if child.dep_ in ("amod", "compound", "nmod", "npadvmod") and child.is_title and child.pos_ in (
+                "PROPN", "ADJ", "NOUN") and all(t.pos_ == "ADV" for t in verb.doc[child.i + 1:verb.i]):
+            return child
+    return None
+
+
+def _own_subject(verb: Token) -> bool:
+    """Whether a verb has its own subject (a joined clause without one shares its head's negation)."""
+    return any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children) or _misparsed_subject(verb) is not None
+
+
+def _contrast(verb: Token) -> list[int]:
+    """Where "..., not" stands after a verb's first object ("works at Pinecrest, not at Kestrel"): it denies what
+    follows it, not the verb."""
+    return [t.i for t in verb.subtree if t.dep_ == "neg" and t.i > verb.i + 1 and verb.doc[t.i - 1].text == ","]
 
 
 def _ended(verb: Token) -> bool:
@@ -136,6 +188,8 @@ def _statement(subject: Party, predicate: str, obj: Party, confidence: float, *,
                entity: bool | None = None) -> Statement:
     # Second-hand: 0.7 where the speaker's own would be 0.9; the speaker knows their own relations best.
     third = 1.0 if SELF in (subject.text, obj.text) else 7 / 9
+    if predicate in PERSON_PREDICATES and subject.is_entity:
+        subject = Party(subject.text, "person", True)  # only people work, live, marry: the verb types its subject
     # The predicate says what its object is where the small pipeline's entity labels waver ("in Cork": ORG).
     object_type = OBJECT_TYPES.get(predicate, "person" if predicate.endswith("_of") and obj.is_entity else obj.type)
     return Statement(subject.text, predicate, obj.text,
@@ -148,7 +202,10 @@ def _with_conjuncts(token: Token, denied: bool = False) -> Iterable[tuple[Token,
     in "Porto, not Lisbon" the parse hangs the "not" on Porto, before Lisbon)."""
     nots = [c.i for c in token.children if c.dep_ == "neg"]
     yield token, denied or any(i < token.i for i in nots)
+    within = entity_of(token)
     for child in token.children:
+        if within is not None and within.start <= child.i < within.end:
+            continue  # "Harbor & Vale": one name, not two objects
         if child.dep_ in ("conj", "appos") and child.pos_ in ("NOUN", "PROPN", "NUM"):
             yield from _with_conjuncts(child, any(token.i < i < child.i for i in nots))
         elif child.dep_ == "prep" and any(token.i < i < child.i for i in nots):  # "Pinecrest, not at Kestrel"
@@ -170,8 +227,11 @@ def _clause(verb: Token) -> list[Statement]:
         return _copula(verb, subject_token, subject, gate, negated(verb))
     if subject is None:
         return []
-    negative = negated(verb) or _ended(verb) or (verb.dep_ == "conj" and negated(verb.head) and not any(
-        c.dep_ in ("nsubj", "nsubjpass") for c in verb.children))
+    if lemma in PERSON_VERBS and subject.is_entity:
+        subject = Party(subject.text, "person", True)  # "Thandeka lives in Ghent": whoever lives somewhere is a person
+    contrast = _contrast(verb)
+    negative = negated(verb, contrast) or _ended(verb) or (
+        verb.dep_ == "conj" and negated(verb.head, _contrast(verb.head)) and not _own_subject(verb))
     if lemma == "stand" and negative and any(c.lower_ in ("ca", "can", "could") for c in verb.children):
         lemma, negative = "dislike", False  # "I can't stand crowds"
     particle = "_".join(c.lower_ for c in verb.children if c.dep_ == "prt")
@@ -192,8 +252,15 @@ def _clause(verb: Token) -> list[Statement]:
             objects = [c for c in child.children if c.dep_ == "pobj"]
             if not objects and verb.dep_ == "relcl":
                 objects = [_stand_in(verb.head)]  # "the company I work for"
+            denied = any(i < child.i for i in contrast) or any(g.dep_ == "neg" for g in child.children) or (
+                child.lower_ == "than" and child.i > 0 and verb.doc[child.i - 1].lower_ == "rather") or (
+                child.lower_ == "of" and child.i > 0 and verb.doc[child.i - 1].lower_ == "instead")
+            preposition = child.lower_
+            if denied and (verb_name, preposition) not in CANONICAL:  # "works at A rather than B": at B, denied
+                preposition = next((c.lower_ for c in verb.children if c.dep_ == "prep" and c.i < child.i
+                                    and (verb_name, c.lower_) in CANONICAL), preposition)
             for obj in objects:
-                prepositional += _objects(subject, verb_name, child.lower_, obj, gate, negative, habit)
+                prepositional += _objects(subject, verb_name, preposition, obj, gate, negative or denied, habit)
     if verb.dep_ == "relcl" and any(c.lower_ == "where" for c in verb.children):
         preposition = "at" if lemma == "work" else "in"  # "the office where I work": works_at the office
         prepositional += _objects(subject, verb_name, preposition, _stand_in(verb.head), gate, negative, habit)
@@ -210,7 +277,8 @@ def _clause(verb: Token) -> list[Statement]:
 def _bare_name(token: Token) -> bool:
     """A capitalised word alone as a subject, which the small pipeline did not tag as a name ("Amara prefers
     tea"): read as a name only for what people do (the canonical predicates), never for any verb."""
-    return (token.is_title and token.pos_ in ("NOUN", "ADJ", "PROPN") and token.dep_ == "nsubj"
+    return (token.is_title and token.pos_ in ("NOUN", "ADJ", "PROPN") and (
+        token.dep_ == "nsubj" or getattr(_misparsed_subject(token.head), "i", None) == token.i)
             and not any(True for _ in token.children) and len(token.text) > 2)
 
 
@@ -240,6 +308,8 @@ def _objects(subject: Party, verb_name: str, preposition: str | None, token: Tok
     found = []
     for obj_token, denied in _with_conjuncts(token):
         obj = object_of(obj_token)
+        if obj is None and canonical in ("lives_in", "works_at") and _misdated(obj_token):
+            obj = Party(obj_token.text, None, True)  # "living in Winnipeg" with Winnipeg read as a date
         if obj is None or obj.text == subject.text:
             continue
         if canonical in NAMED_ONLY and not ((obj.is_entity and obj_token.pos_ == "PROPN") or name_of(obj_token)):
@@ -250,6 +320,18 @@ def _objects(subject: Party, verb_name: str, preposition: str | None, token: Tok
         confidence = (0.9 if canonical else 0.75) * gate
         found.append(_statement(subject, predicate, obj, confidence, negative=negative or denied, entity=entity))
     return found
+
+
+def _misdated(token: Token) -> bool:
+    """A lone capitalised word the small model labelled a date that says no time: no digit, month or weekday."""
+    ent = entity_of(token)
+    return (token.pos_ == "PROPN" and token.is_title and ent is not None and ent.label_ in ("DATE", "TIME")
+            and len(ent) == 1 and token.lower_[:3] not in _CALENDAR)
+
+
+_CALENDAR = frozenset({"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "mon",
+                       "tue", "wed", "thu", "fri", "sat", "sun", "chr", "eas", "tha", "hal", "new", "tod", "tom",
+                       "yes", "ton"})
 
 
 def _job(subject: Party, verb_name: str, job: Token, gate: float, negative: bool) -> list[Statement]:

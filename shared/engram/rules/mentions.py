@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from engram.model.entities import Mention
-from engram.rules.names import ENTITY_TYPES, Span, guess_entity_type, parsed_entity_type
+from engram.rules.names import ENTITY_TYPES, Span, acts_as_person, guess_entity_type, parsed_entity_type
 from engram.rules.text import STOPWORDS
 
 PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his"})
@@ -68,8 +68,11 @@ def detect_mentions(event_id: str, text: str, known_aliases: Iterable[str] = (),
         if any(start < m.end and m.start < end for m in names):
             continue
         opening = named is not None and _SENTENCE_START.search(text[:start]) is not None
+        # A sentence start that goes on to live or work somewhere is someone ("Rune Gathii resides in Galway").
+        person = opening and acts_as_person(text[end:])
         found.append(Mention(text=span_text[:-2] if span_text.endswith("'s") else span_text, kind="name",
-                             event_id=event_id, start=start, end=end, may_create=not opening))
+                             event_id=event_id, start=start, end=end, may_create=not opening or person,
+                             entity_type="person" if person else None))
     found += names
     # A description comes before a known alias of the same span: "my boss", once learned as an alias, is
     # still a description (resolved by alias, never created as a name).

@@ -64,7 +64,7 @@ _PETS = re.compile(r"\b(?:dog|cat|puppy|kitten|pet|hamster|parrot|rabbit|bunny|h
 # What only a person does, said right after a name ("Kalani works at", "Ilse now lives in", "Ana is a nurse at"):
 # the verb's subject is a person whatever the small parser labelled the name.
 _PERSON_AFTER = re.compile(
-    r"^\s*(?:(?:now|also|still|just|already|actually|currently|recently|finally|really|has|had|'s|have)\s+)*(?:"
+    r"^\s*(?:(?:now|also|still|just|already|actually|currently|recently|finally|really|has|had|'s|have|is|was)\s+)*(?:"
     r"lives|lived|living|been\s+living|works\s+(?:at|for|as)|worked\s+(?:at|for|as)|been\s+working|"
     r"(?:does|did)\s*(?:n't|not)\s+(?:work|live)|got\s+a\s+job|a\s+job\s+at|is\s+employed|"
     r"is\s+(?:a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at|resides)\b", re.I)
@@ -72,6 +72,21 @@ _PERSON_AFTER = re.compile(
 _MOVED_AFTER = re.compile(r"^\s*(?:(?:now|also|just|finally|recently|has|had)\s+)*(?:moved|relocated)\b", re.I)
 _HOME_BEFORE = re.compile(r"\b(?:lives?|lived|living|resides?|moved|relocated|moving)\s+(?:in|to)\s+$", re.I)
 _WORK_BEFORE = re.compile(r"\b(?:works?|worked|working|job|employed)\s+at\s+$", re.I)
+
+
+def words_of_place(name: str) -> bool:
+    """Whether a name says it is a place ("Heathrow Airport", "Central Park")."""
+    return name.split()[-1].lower() in _PLACE_WORDS
+
+
+_PLACE_WORDS = frozenset({"airport", "park", "station", "street", "road", "square", "beach", "museum", "harbour",
+                          "harbor", "market", "mall", "centre", "center", "stadium"})
+
+
+def acts_as_person(after: str) -> bool:
+    """Whether the words right after a name say what only a person does ("works at", "now lives in", "is a nurse
+    at"; not "moved": a meeting moves too): the name is someone's, even where no parser named it."""
+    return _PERSON_AFTER.match(after) is not None
 
 
 def parsed_entity_type(label: str, before: str, name: str, after: str = "") -> str:
@@ -89,7 +104,7 @@ def parsed_entity_type(label: str, before: str, name: str, after: str = "") -> s
         return "person"
     if entity_type == "person" and _HOME_BEFORE.search(before):
         return "place"
-    if entity_type == "person" and _WORK_BEFORE.search(before):
+    if entity_type in ("person", "place") and _WORK_BEFORE.search(before) and not words_of_place(name):
         return "organization"
     words = before.lower().split()[-2:]
     where = words[-1:] in (["in"], ["near"]) or (len(words) == 2 and words[1] == "to" and words[0] in _MOTION)

@@ -182,7 +182,8 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     coverage, facts = best
     current = sorted([f for f in facts if _current(f)], key=_since, reverse=True)
     history = sorted([f for f in facts if not _current(f)], key=_since, reverse=True)
-    if not current:  # only closed values: the latest of them is the latest known
+    ended = not current
+    if ended:  # only closed values: the latest of them is the latest known
         current, history = history[:1], history[1:]
     head = current[0]
     values = list(dict.fromkeys(_value(f) for f in current))
@@ -198,7 +199,8 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
                 and content_terms(values[0]) <= content_terms(i.text)][:2]
     confidence = answer_confidence(from_fact=True, coverage=coverage, agreeing=len(agreeing),
                                    disagreeing=len(values) - 1 if not reading.several else 0,
-                                   open_conflict=len(values) > 1 and not reading.several)
+                                   open_conflict=len(values) > 1 and not reading.several,
+                                   stale=ended and reading.now)
     return Found(content, tuple(current + history + agreeing), confidence)
 
 

@@ -175,6 +175,8 @@ def test_a_label_before_the_news_is_not_read_as_the_sentence(label: str) -> None
     ("Tiberius works at Glasswing Media.", ("Tiberius", "works_at", "Glasswing Media"), None),
     ("Wilhelmina Oduya lives in Tromso.", ("Wilhelmina Oduya", "lives_in", "Tromso"), None),
     ("Maelis Cardenas is living in Utrecht.", ("Maelis Cardenas", "lives_in", "Utrecht"), None),
+    ("My old friend Bartholomew Iwasaki lives in Turku these days.", ("Bartholomew Iwasaki", "lives_in", "Turku"),
+     None),
     ("Big news, Ottoline relocated to Bremen and lives there now.", ("Ottoline", "lives_in", "Bremen"), None),
     ("Solveig is employed at Larkspur Energy.", ("Solveig", "works_at", "Larkspur Energy"), None),
     # a correction without a change word: the new value held, the old one denied

@@ -62,7 +62,10 @@ def understand(doc: Doc) -> list[Statement]:
         if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
             out += statements(sent.text)  # a verb the parse missed ("Greta prefers tea" as one noun): the patterns
             continue
-        parsed = [replace(st, when=when) for st in _sentence(sent) or _reparsed(sent)]
+        read = _sentence(sent)
+        if not any(st.predicate in CANONICAL_NAMES for st in read):
+            read += _reparsed(sent)
+        parsed = [replace(st, when=when) for st in read]
         # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
         # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
         if misread(sent):

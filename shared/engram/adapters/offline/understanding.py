@@ -27,9 +27,17 @@ from engram.adapters.offline.lexicon import (
     NAMED_ONLY,
     OBJECT_TYPES,
     OWN_NOUNS,
-    PERSON_PREDICATES,
-    PERSON_VERBS,
     STANCES,
+)
+from engram.adapters.offline.misparses import (
+    contrast,
+    denied_phrase,
+    denied_preposition,
+    misdated,
+    misparsed_subject,
+    own_subject,
+    reparsed,
+    typed_by_verb,
 )
 from engram.adapters.offline.phrases import (
     PETS,
@@ -64,7 +72,7 @@ def understand(doc: Doc) -> list[Statement]:
             continue
         read = _sentence(sent)
         if not any(st.predicate in CANONICAL_NAMES for st in read):
-            read += _reparsed(sent)
+            read += reparsed(sent, _sentence)
         parsed = [replace(st, when=when) for st in read]
         # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
         # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
@@ -84,27 +92,6 @@ def understand(doc: Doc) -> list[Statement]:
             seen.add(key)
             unique.append(s)
     return unique
-
-
-def _reparsed(sent: Span) -> list[Statement]:
-    """A sentence the small parser broke on an unknown name ("Oyelaran Sorensen lives in Tallinn": "lives" read
-    as a noun), parsed again with a pronoun for the name; what it says of the pronoun is said of the name."""
-    tokens = list(sent)
-    for k, token in enumerate(tokens[:-1]):
-        after = tokens[k + 1]
-        if not (token.is_title and token.pos_ in ("PROPN", "NOUN", "ADJ") and len(token) > 2 and after.is_alpha
-                and after.is_lower and after.lower_.endswith(("s", "ed")) and after.pos_ != "VERB"):
-            continue
-        if token.pos_ != "PROPN" and not (k == 0 or entity_of(token) is not None):
-            return []
-        name = name_of(token) or Party(token.text, None, True)
-        from engram.adapters.spacy_engine import shared_engine  # the one pipeline; imported late, parsed rarely
-
-        again = shared_engine().doc("She " + sent.doc[after.i:sent.end].text)
-        # only what people do (as for a bare name): the name may be no person's at all
-        said = [st for s in again.sents for st in _sentence(s) if st.subject == "she" and st.predicate in CANONICAL_NAMES]
-        return [replace(st, subject=name.text, subject_type="person") for st in said]
-    return []
 
 
 def unread_clauses(doc: Doc, statements: Sequence[Statement]) -> int:
@@ -148,7 +135,7 @@ def _subject_token(verb: Token) -> Token | None:
             if child.lower_ in ("who", "that", "which") and verb.dep_ == "relcl":
                 return verb.head
             return child
-        misparsed = _misparsed_subject(verb)
+        misparsed = misparsed_subject(verb)
         if misparsed is not None:
             return misparsed
         if verb.dep_ in ("conj", "xcomp") and verb.head.pos_ in ("VERB", "AUX"):
@@ -156,30 +143,6 @@ def _subject_token(verb: Token) -> Token | None:
         else:
             return None
     return None
-
-
-def _misparsed_subject(verb: Token) -> Token | None:
-    """A name the small parser hung on its verb as a modifier ("Ilse works at ...": "Ilse" an amod of "works";
-    "..., Kalani works at ...": a compound): a capitalised word right before a verb in the present or past,
-    with nothing else between them but adverbs ("Ilse now lives in Krakow")."""
-    if verb.tag_ not in ("VBZ", "VBD"):
-        return None
-    for child in verb.lefts:
-        if child.dep_ in ("amod", "compound", "nmod", "npadvmod") and child.is_title and child.pos_ in (
-                "PROPN", "ADJ", "NOUN") and all(t.pos_ == "ADV" for t in verb.doc[child.i + 1:verb.i]):
-            return child
-    return None
-
-
-def _own_subject(verb: Token) -> bool:
-    """Whether a verb has its own subject (a joined clause without one shares its head's negation)."""
-    return any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children) or _misparsed_subject(verb) is not None
-
-
-def _contrast(verb: Token) -> list[int]:
-    """Where "..., not" stands after a verb's first object ("works at Pinecrest, not at Kestrel"): it denies what
-    follows it, not the verb."""
-    return [t.i for t in verb.subtree if t.dep_ == "neg" and t.i > verb.i + 1 and verb.doc[t.i - 1].text == ","]
 
 
 def _ended(verb: Token) -> bool:
@@ -191,8 +154,7 @@ def _statement(subject: Party, predicate: str, obj: Party, confidence: float, *,
                entity: bool | None = None) -> Statement:
     # Second-hand: 0.7 where the speaker's own would be 0.9; the speaker knows their own relations best.
     third = 1.0 if SELF in (subject.text, obj.text) else 7 / 9
-    if predicate in PERSON_PREDICATES and subject.is_entity:
-        subject = Party(subject.text, "person", True)  # only people work, live, marry: the verb types its subject
+    subject = typed_by_verb(subject, predicate=predicate)
     # The predicate says what its object is where the small pipeline's entity labels waver ("in Cork": ORG).
     object_type = OBJECT_TYPES.get(predicate, "person" if predicate.endswith("_of") and obj.is_entity else obj.type)
     return Statement(subject.text, predicate, obj.text,
@@ -230,11 +192,10 @@ def _clause(verb: Token) -> list[Statement]:
         return _copula(verb, subject_token, subject, gate, negated(verb))
     if subject is None:
         return []
-    if lemma in PERSON_VERBS and subject.is_entity:
-        subject = Party(subject.text, "person", True)  # "Thandeka lives in Ghent": whoever lives somewhere is a person
-    contrast = _contrast(verb)
-    negative = negated(verb, contrast) or _ended(verb) or (
-        verb.dep_ == "conj" and negated(verb.head, _contrast(verb.head)) and not _own_subject(verb))
+    subject = typed_by_verb(subject, lemma=lemma)
+    contrasted = contrast(verb)
+    negative = negated(verb, contrasted) or _ended(verb) or (
+        verb.dep_ == "conj" and negated(verb.head, contrast(verb.head)) and not own_subject(verb))
     if lemma == "stand" and negative and any(c.lower_ in ("ca", "can", "could") for c in verb.children):
         lemma, negative = "dislike", False  # "I can't stand crowds"
     particle = "_".join(c.lower_ for c in verb.children if c.dep_ == "prt")
@@ -255,13 +216,8 @@ def _clause(verb: Token) -> list[Statement]:
             objects = [c for c in child.children if c.dep_ == "pobj"]
             if not objects and verb.dep_ == "relcl":
                 objects = [_stand_in(verb.head)]  # "the company I work for"
-            denied = any(i < child.i for i in contrast) or any(g.dep_ == "neg" for g in child.children) or (
-                child.lower_ == "than" and child.i > 0 and verb.doc[child.i - 1].lower_ == "rather") or (
-                child.lower_ == "of" and child.i > 0 and verb.doc[child.i - 1].lower_ == "instead")
-            preposition = child.lower_
-            if denied and (verb_name, preposition) not in CANONICAL:  # "works at A rather than B": at B, denied
-                preposition = next((c.lower_ for c in verb.children if c.dep_ == "prep" and c.i < child.i
-                                    and (verb_name, c.lower_) in CANONICAL), preposition)
+            denied = denied_phrase(child, contrasted)
+            preposition = denied_preposition(verb, verb_name, child) if denied else child.lower_
             for obj in objects:
                 prepositional += _objects(subject, verb_name, preposition, obj, gate, negative or denied, habit)
     if verb.dep_ == "relcl" and any(c.lower_ == "where" for c in verb.children):
@@ -281,7 +237,7 @@ def _bare_name(token: Token) -> bool:
     """A capitalised word alone as a subject, which the small pipeline did not tag as a name ("Amara prefers
     tea"): read as a name only for what people do (the canonical predicates), never for any verb."""
     return (token.is_title and token.pos_ in ("NOUN", "ADJ", "PROPN") and (
-        token.dep_ == "nsubj" or getattr(_misparsed_subject(token.head), "i", None) == token.i)
+        token.dep_ == "nsubj" or getattr(misparsed_subject(token.head), "i", None) == token.i)
             and not any(True for _ in token.children) and len(token.text) > 2)
 
 
@@ -311,8 +267,8 @@ def _objects(subject: Party, verb_name: str, preposition: str | None, token: Tok
     found = []
     for obj_token, denied in _with_conjuncts(token):
         obj = object_of(obj_token)
-        if obj is None and canonical in ("lives_in", "works_at") and _misdated(obj_token):
-            obj = Party(obj_token.text, None, True)  # "living in Winnipeg" with Winnipeg read as a date
+        if obj is None and canonical in ("lives_in", "works_at") and misdated(obj_token):
+            obj = Party(obj_token.text, None, True)
         if obj is None or obj.text == subject.text:
             continue
         if canonical in NAMED_ONLY and not ((obj.is_entity and obj_token.pos_ == "PROPN") or name_of(obj_token)):
@@ -323,18 +279,6 @@ def _objects(subject: Party, verb_name: str, preposition: str | None, token: Tok
         confidence = (0.9 if canonical else 0.75) * gate
         found.append(_statement(subject, predicate, obj, confidence, negative=negative or denied, entity=entity))
     return found
-
-
-def _misdated(token: Token) -> bool:
-    """A lone capitalised word the small model labelled a date that says no time: no digit, month or weekday."""
-    ent = entity_of(token)
-    return (token.pos_ == "PROPN" and token.is_title and ent is not None and ent.label_ in ("DATE", "TIME")
-            and len(ent) == 1 and token.lower_[:3] not in _CALENDAR)
-
-
-_CALENDAR = frozenset({"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "mon",
-                       "tue", "wed", "thu", "fri", "sat", "sun", "chr", "eas", "tha", "hal", "new", "tod", "tom",
-                       "yes", "ton"})
 
 
 def _job(subject: Party, verb_name: str, job: Token, gate: float, negative: bool) -> list[Statement]:

@@ -112,3 +112,22 @@ def test_the_rules_weights_lean_each_intent_on_its_brain() -> None:
 def test_every_query_gets_one_known_intent(query: str) -> None:
     assert classify_query(query) in QUERY_CLASSES
     assert classify_query(query, "conversational") in QUERY_CLASSES
+
+
+@pytest.mark.parametrize("content", [
+    "Sorry, I mixed those up: Idris lives in Turku.", "My mistake, Greer works at Vantora.",
+    "Scratch that, the party is on Friday.", "Oona works at Emberline, not at Vantora.",
+    "Piet lives in Parma, not Rennes.", "I misspoke earlier, Kofi is a nurse."])
+def test_a_correction_without_actually_is_a_correction(content: str) -> None:
+    assert classify(content) == "correction"
+
+
+@pytest.mark.parametrize(("content", "kind"), [
+    ("Did I tell you that Solveig Kaur lives in Bremen?", "statement"),
+    ("Have I mentioned to you that Rune moved to Odense?", "statement"),
+    ("Did I tell you?", "question"),
+    ("It is not Monday, is it?", "question"),
+    ("I was tired, not really hungry.", "statement"),
+])
+def test_telling_news_as_a_question_is_a_statement(content: str, kind: str) -> None:
+    assert classify(content) == kind

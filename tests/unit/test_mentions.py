@@ -145,3 +145,15 @@ def test_a_name_the_parser_cut_in_pieces_is_the_whole_capitalised_run() -> None:
 def test_a_name_the_parser_glued_to_a_time_stays_a_name_and_a_capitalised_date_is_none() -> None:
     assert parsed("I spoke with Zentri this morning.", [("Zentri this morning", "TIME")]) == [("Zentri", None, True)]
     assert parsed("We met on Christmas Eve.", [("Christmas Eve", "DATE")]) == []
+
+
+def test_a_sentence_start_that_lives_or_works_somewhere_is_someone() -> None:
+    assert parsed("Corentin Vally resides in Utrecht.", [("Utrecht", "GPE")]) == [
+        ("Corentin Vally", "person", True), ("Utrecht", "place", True)]
+    assert parsed("Wenonah is a pharmacist at Orchid Health.", [("Orchid Health", "ORG")]) == [
+        ("Wenonah", "person", True), ("Orchid Health", "organization", True)]
+
+
+def test_a_parsers_span_run_across_a_comma_is_two_names() -> None:
+    assert parsed("Greer left Copperline Bank, Hollis stayed.", [("Copperline Bank, Hollis", "FAC")]) == [
+        ("Greer", None, False), ("Copperline Bank", "place", True), ("Hollis", "place", True)]

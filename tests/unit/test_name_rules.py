@@ -97,3 +97,19 @@ def test_a_company_is_shortened_to_its_brand_but_a_name_of_words_stays_whole() -
     assert brand("Northwind Labs") == "northwind" and brand("Acme Robotics Inc.") == "acme"
     assert brand("Acme Corp") == "acme" and brand("Minho Foods") == "minho"
     assert brand("Bank of America") == "bank of america" and brand("Labs") == "labs"
+
+
+def test_the_verb_next_to_a_name_corrects_the_parsers_type() -> None:
+    # whoever lives or works somewhere is a person, whatever label the small model gave the name
+    assert parsed_entity_type("GPE", "", "Ottoline", " now lives in Bremen.") == "person"
+    assert parsed_entity_type("ORG", "I think ", "Nnamdi", " works at Vantora.") == "person"
+    assert parsed_entity_type("NORP", "", "Idris", " is a nurse at Orchid Health.") == "person"
+    assert parsed_entity_type("GPE", "", "Solveig", " moved to Turku.") == "person"
+    # a company keeps its type: its name says it is one, or the parser read it so before a move
+    assert parsed_entity_type("ORG", "", "Sable Robotics", " works with us.") == "organization"
+    assert parsed_entity_type("ORG", "", "Vantora", " moved its offices.") == "organization"
+    # where someone lives is a place and where they work an employer
+    assert parsed_entity_type("PERSON", "Idris has been living in ", "Hobart") == "place"
+    assert parsed_entity_type("PERSON", "Idris works at ", "Emberline") == "organization"
+    assert parsed_entity_type("FAC", "Rune is employed at ", "Tidewater Freight") == "organization"
+    assert parsed_entity_type("FAC", "Rune works at ", "Heathrow Airport") == "place"

@@ -146,3 +146,24 @@ def test_a_question_with_two_verbs_is_answered_for_each() -> None:
 
     assert answer.content == "Porto; Azul Airlines"
     assert [s.id for s in answer.sources] == ["sem_1", "e3"]
+
+
+def test_a_place_a_fact_names_answers_where_even_if_the_engine_reads_it_as_a_person() -> None:
+    # "Valencia" or "Bluefin Analytics" alone read as a PERSON by the small model: the predicate says what it is
+    home = _fact("sem_home", "Idris Kaur", "lives_in", "Valencia", datetime(2026, 2, 1, tzinfo=UTC))
+    work = _fact("sem_work", "Idris Kaur", "works_at", "Bluefin Analytics", datetime(2026, 2, 1, tzinfo=UTC))
+    assert answers.answer(_context("Where does Idris live?", home, work)).content == "Valencia"
+    assert answers.answer(_context("Where does Idris work?", home, work)).content == "Bluefin Analytics"
+
+
+def test_an_ended_value_answering_what_holds_now_is_never_high() -> None:
+    old = _fact("sem_old", "Idris", "works_at", "Vantora", datetime(2025, 1, 1, tzinfo=UTC),
+                until=datetime(2026, 3, 1, tzinfo=UTC))
+    answer = answers.answer(_context("Where does Idris work now?", old))
+    assert answer.content.startswith("Vantora") and answer.confidence < 0.75
+    assert answers.answer(_context("Where did Idris work?", old)).confidence > answer.confidence
+
+
+def test_a_fact_of_a_person_with_a_longer_first_name_does_not_answer() -> None:
+    priya = _fact("sem_priya", "Priya Raman", "works_at", "Google", datetime(2025, 1, 1, tzinfo=UTC))
+    assert answers.answer(_context("Where does Priyanka work?", priya)).content.startswith("I don't know")

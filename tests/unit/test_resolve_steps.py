@@ -220,3 +220,19 @@ def test_a_company_said_without_its_kind_is_the_same_company_and_another_kind_is
     fakes = FakePorts(language=ListedNames({"Northwind Labs": "ORG", "Northwind": "ORG"}))
     assert _people(fakes, "I work at Northwind.", "Northwind Labs is the full name.") == {
         "Northwind": "Northwind", "Northwind Labs": "Northwind"}
+
+
+def test_a_first_name_the_parser_read_as_a_place_is_the_known_person_when_it_lives_somewhere() -> None:
+    # the small model reads an unknown first name as a place or an organization; the verb after it says who
+    fakes = FakePorts(language=ListedNames({"Ottoline Brisbois": "PERSON", "Ottoline": "GPE", "Turku": "GPE",
+                                            "Vantora": "ORG"}))
+    assert _people(fakes, "My neighbour Ottoline Brisbois lives in Turku.", "Ottoline now works at Vantora.") == {
+        "Ottoline Brisbois": "Ottoline Brisbois", "Turku": "Turku", "Ottoline": "Ottoline Brisbois",
+        "Vantora": "Vantora"}
+    assert _entities(fakes)["Ottoline Brisbois"] == "person"
+
+
+def test_a_full_name_opening_a_sentence_is_made_someone_when_it_lives_somewhere() -> None:
+    fakes = FakePorts(language=ListedNames({"Galway": "GPE", "Rune": "PERSON"}))
+    assert _people(fakes, "Rune Gathii resides in Galway.", "I visited Rune.") == {
+        "Rune Gathii": "Rune Gathii", "Galway": "Galway", "Rune": "Rune Gathii"}

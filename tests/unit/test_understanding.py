@@ -168,3 +168,42 @@ def test_a_label_before_the_news_is_not_read_as_the_sentence(label: str) -> None
                                               content=f"{label}I left Acme Corp and now work at Northwind Labs.")], [])
     assert ("dana", "works_at", "Northwind Labs") in {(t.subject, t.predicate, t.object) for t in reply.value.triples
                                                       if not t.negated}
+
+
+@pytest.mark.parametrize(("text", "held", "gone"), [
+    # the small model hangs an unknown first name on its verb, or reads "lives" as a noun
+    ("Tiberius works at Glasswing Media.", ("Tiberius", "works_at", "Glasswing Media"), None),
+    ("Wilhelmina Oduya lives in Tromso.", ("Wilhelmina Oduya", "lives_in", "Tromso"), None),
+    ("Maelis Cardenas is living in Utrecht.", ("Maelis Cardenas", "lives_in", "Utrecht"), None),
+    ("My old friend Bartholomew Iwasaki lives in Turku these days.", ("Bartholomew Iwasaki", "lives_in", "Turku"),
+     None),
+    ("Big news, Ottoline relocated to Bremen and lives there now.", ("Ottoline", "lives_in", "Bremen"), None),
+    ("Solveig is employed at Larkspur Energy.", ("Solveig", "works_at", "Larkspur Energy"), None),
+    # a correction without a change word: the new value held, the old one denied
+    ("Sorry, I mixed them up: Rune works at Copperline Bank, not at Vantora.",
+     ("Rune", "works_at", "Copperline Bank"), ("Rune", "works_at", "Vantora")),
+    ("Piet works at Sable Robotics, not Halcyon Pharma.", ("Piet", "works_at", "Sable Robotics"),
+     ("Piet", "works_at", "Halcyon Pharma")),
+    ("Greer doesn't work at Emberline, Greer works at Orchid Health.", ("Greer", "works_at", "Orchid Health"),
+     ("Greer", "works_at", "Emberline")),
+    ("Scratch that: Idris works at Tidewater Freight rather than Emberline.",
+     ("Idris", "works_at", "Tidewater Freight"), ("Idris", "works_at", "Emberline")),
+    ("Hollis works at Orchid Health, not Kite & Anchor.", ("Hollis", "works_at", "Orchid Health"),
+     ("Hollis", "works_at", "Kite & Anchor")),
+])
+def test_third_person_facts_and_corrections_survive_the_small_models_misparses(
+        text: str, held: Row, gone: Row | None) -> None:
+    reply = OfflineLLM().extract([WindowEvent(event_id="u", role="user", occurred_at=datetime(2026, 10, 5, tzinfo=UTC),
+                                              speaker="dana", content=text)], [])
+    rows = {(t.subject, t.predicate, t.object, t.negated) for t in reply.value.triples}
+    assert (*held, False) in rows
+    assert (*held, True) not in rows
+    if gone is not None:
+        assert (*gone, True) in rows and (*gone, False) not in rows
+
+
+@pytest.mark.parametrize("text", ["Nnamdi works at Vantora.", "Nnamdi lives in Regina now.",
+                                  "Oyelaran is a nurse at Calder Biotech."])
+def test_whoever_works_or_lives_somewhere_is_typed_a_person(text: str) -> None:
+    [*found] = understand(shared_engine().doc(text))
+    assert found and all(s.subject_type == "person" for s in found)

@@ -12,7 +12,14 @@ EXTRACTABLE: frozenset[str] = frozenset({"statement", "correction", "explicit_pr
 _GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|greetings|thanks|thank you|bye)\b[\s!.,]*$",
                        re.I)
 _CONFIRM = re.compile(r"^\s*(yes|yeah|yep|ok|okay|sure|right|exactly|correct|sounds good|great)\b[\s!.]*$", re.I)
-_CORRECTION = re.compile(r"\b(actually|correction|i meant|not .+ but|no longer|i was wrong|to be clear)\b", re.I)
+_CORRECTION = re.compile(r"\b(actually|correction|i meant|not .+ but|no longer|i was wrong|to be clear|mixed (?:that|it|"
+                         r"those|them|these) up|my (?:bad|mistake)|i misspoke|scratch that|i got (?:that|it) wrong|"
+                         r"i (?:mis)?remembered wrong|let me correct|i stand corrected)\b", re.I)
+# "Kim works at Zentri, not (at) Acme": a value said against another one it replaces (a name after the "not").
+_CONTRAST = re.compile(r"\w,\s+(?i:not)\s+(?:(?i:at|in|with|for|to|from)\s+)?(?:the\s+)?[A-Z]\w")
+# "Did I tell you that Kim lives in Cork?": a question about telling whose clause is news.
+_TOLD = re.compile(r"^\s*(?:did|have)\s+i\s+(?:ever\s+)?(?:tell|told|mention|mentioned)\s+(?:to\s+)?you\s+(?:that\s+)?\w+\s+\w+",
+                   re.I)
 _PREFERENCE = re.compile(r"\b(i (really )?(prefer|like|love|hate|dislike|enjoy|can't stand)|my fav(ou?rite)?|"
                          r"[A-Z]\w+ (prefers|likes|loves|hates|dislikes|enjoys))\b",  # "Priya prefers tea", too
                          re.I)
@@ -27,13 +34,14 @@ def classify(content: str) -> EventClass:
         return "greeting"
     if _CONFIRM.match(text):
         return "confirmation"
-    if text.endswith("?") and not re.search(r"[.!]\s", text):
+    told = _TOLD.match(text) is not None
+    if text.endswith("?") and not re.search(r"[.!]\s", text) and not told:
         return "question"  # "What do I like?" asks; it states no preference
-    if _CORRECTION.search(text):
+    if _CORRECTION.search(text) or _CONTRAST.search(text):
         return "correction"
     if _PREFERENCE.search(text):
         return "explicit_preference"
-    if _QUESTION.match(text) and "." not in text:
+    if _QUESTION.match(text) and "." not in text and not told:
         return "question"
     if _COMMAND.match(text):
         return "command"

@@ -45,11 +45,12 @@ def explain(factors: ConfidenceFactors | None, stored: float, last_validated_at:
 
 
 def answer_confidence(*, from_fact: bool, coverage: float, agreeing: int = 0, disagreeing: int = 0,
-                      open_conflict: bool = False, recency: float = 1.0) -> float:
+                      open_conflict: bool = False, recency: float = 1.0, stale: bool = False) -> float:
     """How sure an answer is, from what it rests on: a stored fact starts higher than a span read from retrieved
     text (which never reaches "high"); `coverage` (0-1) is how much of the question the evidence matched;
     each other source that agrees adds a little, any that disagrees or an open conflict takes much away (an
-    unsettled answer stays below "high"); `recency` (0-1) is the passive decay of the evidence."""
+    unsettled answer stays below "high"); `recency` (0-1) is the passive decay of the evidence; `stale`: the
+    question asks what holds now and the value is one known to have ended (never "high")."""
     coverage = min(1.0, max(0.0, coverage))
     score = 0.55 + 0.35 * coverage if from_fact else 0.15 + 0.35 * coverage
     score += 0.05 * min(agreeing, 2)
@@ -57,5 +58,7 @@ def answer_confidence(*, from_fact: bool, coverage: float, agreeing: int = 0, di
         score *= 0.75
     if open_conflict:
         score = min(score * 0.7, 0.6)
+    if stale:
+        score = min(score, 0.6)
     score *= 0.8 + 0.2 * min(1.0, max(0.0, recency))
     return round(min(0.95 if from_fact else 0.6, max(0.05, score)), 2)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from engram.model.entities import Mention
-from engram.rules.names import ENTITY_TYPES, Span, guess_entity_type, parsed_entity_type
+from engram.rules.names import ENTITY_TYPES, Span, acts_as_person, guess_entity_type, parsed_entity_type
 from engram.rules.text import STOPWORDS
 
 PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his"})
@@ -67,8 +68,11 @@ def detect_mentions(event_id: str, text: str, known_aliases: Iterable[str] = (),
         if any(start < m.end and m.start < end for m in names):
             continue
         opening = named is not None and _SENTENCE_START.search(text[:start]) is not None
+        # A sentence start that goes on to live or work somewhere is someone ("Rune Gathii resides in Galway").
+        person = opening and acts_as_person(text[end:])
         found.append(Mention(text=span_text[:-2] if span_text.endswith("'s") else span_text, kind="name",
-                             event_id=event_id, start=start, end=end, may_create=not opening))
+                             event_id=event_id, start=start, end=end, may_create=not opening or person,
+                             entity_type="person" if person else None))
     found += names
     # A description comes before a known alias of the same span: "my boss", once learned as an alias, is
     # still a description (resolved by alias, never created as a name).
@@ -114,10 +118,23 @@ def _run_type(before: str, run: str, pieces: Sequence[Mention]) -> str:
     return types[-1] if types[-1] in ("place", "organization") else "person"
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A piece of a parser's span (a `Span`)."""
+
+    text: str
+    start: int
+    end: int
+    label: str
+
+
 def _named(event_id: str, text: str, span: Span) -> list[Mention]:
     """A parser's named span as a name: without a leading "the", a possessive or a closing period
     ("the Louvre" -> "Louvre", "Acme Inc." -> "Acme Inc"); lowercase ones resolve but never create."""
     start, end = span.start, span.end
+    if (comma := text.find(", ", start, end)) > start:  # "Tessellate Labs, Ilse" run together: two names
+        return [*_named(event_id, text, _Part(text[start:comma], start, comma, span.label)),
+                *_named(event_id, text, _Part(text[comma + 2:end], comma + 2, end, span.label))]
     if text[start:end].lower().startswith("the ") and end - start > 4:
         start += 4
     if span.label == "PERSON" and (title := _TITLE_BEFORE.search(text[:start])) is not None:
@@ -131,7 +148,7 @@ def _named(event_id: str, text: str, span: Span) -> list[Mention]:
     if not words or all(w.lower() in _NOT_NAMES | STOPWORDS for w in words):
         return []
     return [Mention(text=text[start:end], kind="name", event_id=event_id, start=start, end=end,
-                    entity_type=parsed_entity_type(span.label, text[:start], text[start:end]), may_create=any(c.isupper() for c in text[start:end]))]
+                    entity_type=parsed_entity_type(span.label, text[:start], text[start:end], text[end:]), may_create=any(c.isupper() for c in text[start:end]))]
 
 
 def alias_phrases(text: str, max_words: int, max_phrases: int) -> list[str]:

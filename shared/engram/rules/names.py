@@ -61,13 +61,51 @@ _PETS = re.compile(r"\b(?:dog|cat|puppy|kitten|pet|hamster|parrot|rabbit|bunny|h
                    r"goldfish|fish|guinea pig)s?\b[^.!?]*\b(?:called|named|is)\s+$", re.I)
 
 
-def parsed_entity_type(label: str, before: str, name: str) -> str:
+# What only a person does, said right after a name ("Kalani works at", "Ilse now lives in", "Ana is a nurse at"):
+# the verb's subject is a person whatever the small parser labelled the name.
+_PERSON_AFTER = re.compile(
+    r"^\s*(?:(?:now|also|still|just|already|actually|currently|recently|finally|really|has|had|'s|have|is|was)\s+)*(?:"
+    r"lives|lived|living|been\s+living|works\s+(?:at|for|as)|worked\s+(?:at|for|as)|been\s+working|"
+    r"(?:does|did)\s*(?:n't|not)\s+(?:work|live)|got\s+a\s+job|a\s+job\s+at|is\s+employed|"
+    r"is\s+(?:a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+at|resides)\b", re.I)
+# A move said right after a name ("Ilse moved to Porto"): a person unless the parser read a company.
+_MOVED_AFTER = re.compile(r"^\s*(?:(?:now|also|just|finally|recently|has|had)\s+)*(?:moved|relocated)\b", re.I)
+_HOME_BEFORE = re.compile(r"\b(?:lives?|lived|living|resides?|moved|relocated|moving)\s+(?:in|to)\s+$", re.I)
+_WORK_BEFORE = re.compile(r"\b(?:works?|worked|working|job|employed)\s+at\s+$", re.I)
+
+
+def words_of_place(name: str) -> bool:
+    """Whether a name says it is a place ("Heathrow Airport", "Central Park")."""
+    return name.split()[-1].lower() in _PLACE_WORDS
+
+
+_PLACE_WORDS = frozenset({"airport", "park", "station", "street", "road", "square", "beach", "museum", "harbour",
+                          "harbor", "market", "mall", "centre", "center", "stadium"})
+
+
+def acts_as_person(after: str) -> bool:
+    """Whether the words right after a name say what only a person does ("works at", "now lives in", "is a nurse
+    at"; not "moved": a meeting moves too): the name is someone's, even where no parser named it."""
+    return _PERSON_AFTER.match(after) is not None
+
+
+def parsed_entity_type(label: str, before: str, name: str, after: str = "") -> str:
     """The entity type of a parser's label, corrected where the small parser is known to slip: a bare name
     read as an organization after "in" ("head office in Bristol") or a move ("moved to York") is a place
-    unless it sounds like a company; a pet's name ("my dog is called Biscuit") is an animal."""
+    unless it sounds like a company; a name someone lives in is a place and one someone works at an
+    organization; a name that lives, works or moves somewhere is a person ("Kalani works at ..."); a pet's
+    name ("my dog is called Biscuit") is an animal."""
     if _PETS.search(before):
         return "animal"
     entity_type = ENTITY_TYPES[label]
+    company = name.split()[-1].lower().rstrip(".") in _ORG_WORDS
+    if entity_type != "person" and not company and (
+            _PERSON_AFTER.match(after) or (entity_type != "organization" and _MOVED_AFTER.match(after))):
+        return "person"
+    if entity_type == "person" and _HOME_BEFORE.search(before):
+        return "place"
+    if entity_type in ("person", "place") and _WORK_BEFORE.search(before) and not words_of_place(name):
+        return "organization"
     words = before.lower().split()[-2:]
     where = words[-1:] in (["in"], ["near"]) or (len(words) == 2 and words[1] == "to" and words[0] in _MOTION)
     if entity_type == "organization" and where and name.split()[-1].lower().rstrip(".") not in _ORG_WORDS:

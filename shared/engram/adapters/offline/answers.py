@@ -32,6 +32,7 @@ _LABELS: dict[Expect, frozenset[str]] = {
     "duration": frozenset({"DATE", "TIME"}), "thing": frozenset()}
 _PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "company", "school", "university",
                           "office", "employer", "restaurant", "shop", "store", "venue", "location"})
+_WHERE_PREDICATES = frozenset({"lives_in", "works_at", "comes_from", "born_in"})  # objects that answer "where"
 _DATE_NOUNS = frozenset({"year", "date", "day", "month", "time", "week"})
 _ASKING = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how", "why"})
 # Words that shape a question rather than say what it is about, light verbs among them ("did she go to...").
@@ -167,7 +168,7 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
             continue  # the question names someone else
         said = content_terms(predicate.replace("_", " "))
         matched = reading.terms & said
-        if not matched or not _fits(reading, _value(facts[0])):
+        if not matched or not _fits(reading, _value(facts[0]), predicate):
             continue
         if reading.expects != "date" and all(content_terms(_value(f)) <= reading.terms | reading.names
                                              for f in facts):
@@ -181,7 +182,8 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     coverage, facts = best
     current = sorted([f for f in facts if _current(f)], key=_since, reverse=True)
     history = sorted([f for f in facts if not _current(f)], key=_since, reverse=True)
-    if not current:  # only closed values: the latest of them is the latest known
+    ended = not current
+    if ended:  # only closed values: the latest of them is the latest known
         current, history = history[:1], history[1:]
     head = current[0]
     values = list(dict.fromkeys(_value(f) for f in current))
@@ -197,7 +199,8 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
                 and content_terms(values[0]) <= content_terms(i.text)][:2]
     confidence = answer_confidence(from_fact=True, coverage=coverage, agreeing=len(agreeing),
                                    disagreeing=len(values) - 1 if not reading.several else 0,
-                                   open_conflict=len(values) > 1 and not reading.several)
+                                   open_conflict=len(values) > 1 and not reading.several,
+                                   stale=ended and reading.now)
     return Found(content, tuple(current + history + agreeing), confidence)
 
 
@@ -215,10 +218,11 @@ def _value(fact: ContextItem) -> str:
     return (fact.subject if _inverse(fact) else fact.object) or ""
 
 
-def _fits(reading: Reading, value: str) -> bool:
-    """Whether a fact's value can be what the question wants: a date comes from its valid time; a person, place
-    or number must read as one to the language engine (an object the engine cannot type passes for a thing)."""
-    if reading.expects in ("date", "thing"):
+def _fits(reading: Reading, value: str, predicate: str | None = None) -> bool:
+    """Whether a fact's value can be what the question wants: a date comes from its valid time; a place the
+    predicate says (lives_in, works_at: "Valencia" alone reads as a person to the small model); else a person,
+    place or number must read as one to the language engine (an object the engine cannot type passes for a thing)."""
+    if reading.expects in ("date", "thing") or (reading.expects == "place" and predicate in _WHERE_PREDICATES):
         return True
     from engram.adapters.spacy_engine import shared_engine
 

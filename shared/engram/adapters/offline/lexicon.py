@@ -8,7 +8,7 @@ CANONICAL: dict[tuple[str, str | None], str] = {
     ("live", "in"): "lives_in", ("live", "at"): "lives_in", ("move", "to"): "lives_in",
     ("relocate", "to"): "lives_in", ("settle", "in"): "lives_in", ("reside", "in"): "lives_in",
     ("work", "at"): "works_at", ("work", "for"): "works_at", ("work", "as"): "works_as",
-    ("start", "at"): "works_at", ("join", None): "works_at",
+    ("start", "at"): "works_at", ("join", None): "works_at", ("employ", "at"): "works_at", ("employ", "by"): "works_at",
     ("marry", None): "married_to", ("marry", "to"): "married_to",
     ("like", None): "likes", ("enjoy", None): "likes", ("love", None): "loves", ("adore", None): "loves",
     ("prefer", None): "prefers", ("hate", None): "dislikes", ("dislike", None): "dislikes",
@@ -18,6 +18,10 @@ CANONICAL: dict[tuple[str, str | None], str] = {
 CANONICAL_NAMES = frozenset(CANONICAL.values())
 OBJECT_TYPES = {"lives_in": "place", "comes_from": "place", "born_in": "place", "works_at": "organization",
                 "married_to": "person"}
+# What only a person is the subject of ("Kalani works at ...", whatever type the small model gave "Kalani"); "based
+# in" is an organization's lives_in, so lives_in is typed by its verb instead (PERSON_VERBS).
+PERSON_PREDICATES = frozenset({"works_at", "works_as", "married_to", "age", "born_in"})
+PERSON_VERBS = frozenset({"live", "reside", "move", "relocate", "work", "marry", "employ"})
 NAMED_ONLY = frozenset({"married_to", "comes_from", "born_in"})
 # Objects of these predicates name entities (a place, an employer, a person) even in lower case.
 ENTITY_PREDICATES = frozenset({"lives_in", "works_at", "married_to", "comes_from"})

@@ -4,6 +4,7 @@ articles), and the entity type named-entity recognition gave it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -103,7 +104,15 @@ def name_of(token: Token) -> Party | None:
     """A proper name at `token`: its entity span (without a leading "the"), else its chain of proper nouns."""
     ent = entity_of(token)
     if ent is not None and ent.label_ in ENTITY_TYPES:
-        words = [t for t in ent if not (t.i == ent.start and t.lower_ == "the")]
+        # The small model runs names together across a comma ("Tessellate Labs, Ilse"): the part with the token.
+        words = [t for t in ent if not (t.i == ent.start and t.lower_ == "the")
+                 and not any(p.text in (",", ";", ":") for p in token.doc[min(t.i, token.i):max(t.i, token.i) + 1])]
+        # and cuts a full name short ("Ilse Esposito" with only "Esposito" named): its first name joins it.
+        first = words[0] if words else token
+        while first.i > 0 and (left := token.doc[first.i - 1]).pos_ == "PROPN" and left.is_title and \
+                left.dep_ == "compound" and left.head.i in range(first.i, ent.end) and left.lower_ not in _INTERJECTIONS:
+            words.insert(0, left)
+            first = left
         while words and (words[0].is_lower or words[0].is_punct):
             words = words[1:]  # "marry Chandler" as one PERSON: the verb is no part of the name
         while words and (words[-1].lower_ in ("'s", "’s", "'") or words[-1].is_punct):
@@ -222,10 +231,10 @@ def object_of(token: Token) -> Party | None:
     return Party(text, None, False) if text and text.lower() not in _NOT_THINGS else None
 
 
-def negated(token: Token) -> bool:
-    """Said not to hold: "not", "n't", "never", "no longer"."""
+def negated(token: Token, contrast: Sequence[int] = ()) -> bool:
+    """Said not to hold: "not", "n't", "never", "no longer"; a "not" at `contrast` denies only what follows it."""
     for child in token.children:
-        if child.dep_ == "neg" and child.lower_ != "never":
+        if child.dep_ == "neg" and child.lower_ != "never" and child.i not in contrast:
             return True
         if child.dep_ == "advmod" and child.lower_ in ("longer", "anymore") and any(
                 g.dep_ == "neg" for g in child.children):

@@ -17,8 +17,11 @@ _WH = frozenset({"WP", "WRB", "WDT", "WP$"})
 
 
 # A label the speaker puts before the news ("Update: I left Acme"): the small parser reads the label as the root.
-_LABEL = re.compile(r"^\s*(?:update|correction|fyi|news|note|edit|ps|p\.s\.|btw|big news|good news|bad news)\s*[:\-–—]\s*",
-                    re.I)
+_LABEL = re.compile(r"^\s*(?:(?:update|correction|fyi|news|note|edit|ps|p\.s\.|btw|big news|good news|bad news)\s*[:\-–—]"
+                    r"|(?:big|good|great|bad|sad|exciting|some) news\s*[,!]|guess what\s*[,!:]|(?:my mistake|my bad|oops|whoops)\s*[,!]"
+                    # a short preamble before a colon that says a correction follows ("Sorry, I mixed that up:")
+                    r"|(?=[^:.!?]{0,50}:)[^:.!?]*\b(?:sorry|oops|wait|mixed|wrong|mistake|scratch that|correct)\b[^:.!?]*:"
+                    r")\s*(?=\S)", re.I)
 
 
 def unlabelled(text: str) -> str:
@@ -78,6 +81,9 @@ def assertion(verb: Token) -> float | None:
             factor, t = min(factor, HEDGE_FACTOR), head
         elif dep == "ccomp" and (head.lemma_.lower() in REPORT or t.i < head.i):
             t = head  # "she said ...", or a clause spliced before another: "My employer is Globex, I'm ..."
+        elif dep in ("appos", "parataxis", "dep") and t.pos_ == "VERB" and any(
+                c.dep_ in ("nsubj", "compound") and c.i < t.i for c in t.children):
+            t = t.sent.root  # a clause spliced on after a comma: "X doesn't work at A, X works at B"
         elif dep == "xcomp" and head.lemma_.lower() in ONGOING | ENDING:
             t = head
         elif dep == "xcomp" and head.lemma_.lower() == "go" and head.tag_ == "VBG":

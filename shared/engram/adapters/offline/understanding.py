@@ -29,9 +29,20 @@ from engram.adapters.offline.lexicon import (
     OWN_NOUNS,
     STANCES,
 )
+from engram.adapters.offline.misparses import (
+    contrast,
+    denied_phrase,
+    denied_preposition,
+    misdated,
+    misparsed_subject,
+    own_subject,
+    reparsed,
+    typed_by_verb,
+)
 from engram.adapters.offline.phrases import (
     PETS,
     Party,
+    entity_of,
     is_occupation,
     is_time,
     name_of,
@@ -59,7 +70,10 @@ def understand(doc: Doc) -> list[Statement]:
         if sent.root.pos_ not in ("VERB", "AUX") and any(t.tag_ in ("VBZ", "VBD", "VBP") for t in sent):
             out += statements(sent.text)  # a verb the parse missed ("Greta prefers tea" as one noun): the patterns
             continue
-        parsed = [replace(st, when=when) for st in _sentence(sent)]
+        read = _sentence(sent)
+        if not any(st.predicate in CANONICAL_NAMES for st in read):
+            read += reparsed(sent, _sentence)
+        parsed = [replace(st, when=when) for st in read]
         # The small parser misreads some sentences ("My name is Rui and I live in Lisbon" as "Rui and I live"): a
         # first-person pattern's statement joins where the parse said nothing of the speaker under that predicate.
         if misread(sent):
@@ -115,11 +129,15 @@ def _sentence(sent: Span) -> list[Statement]:
 
 def _subject_token(verb: Token) -> Token | None:
     for _ in range(6):
-        for child in verb.children:
-            if child.dep_ in ("nsubj", "nsubjpass"):
-                if child.lower_ in ("who", "that", "which") and verb.dep_ == "relcl":
-                    return verb.head
-                return child
+        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+        # "My old friend Ana Lee lives ...": the parse may give both the noun and the name as subjects.
+        for child in sorted(subjects, key=lambda c: c.pos_ != "PROPN") if len(subjects) > 1 else subjects:
+            if child.lower_ in ("who", "that", "which") and verb.dep_ == "relcl":
+                return verb.head
+            return child
+        misparsed = misparsed_subject(verb)
+        if misparsed is not None:
+            return misparsed
         if verb.dep_ in ("conj", "xcomp") and verb.head.pos_ in ("VERB", "AUX"):
             verb = verb.head
         else:
@@ -136,6 +154,7 @@ def _statement(subject: Party, predicate: str, obj: Party, confidence: float, *,
                entity: bool | None = None) -> Statement:
     # Second-hand: 0.7 where the speaker's own would be 0.9; the speaker knows their own relations best.
     third = 1.0 if SELF in (subject.text, obj.text) else 7 / 9
+    subject = typed_by_verb(subject, predicate=predicate)
     # The predicate says what its object is where the small pipeline's entity labels waver ("in Cork": ORG).
     object_type = OBJECT_TYPES.get(predicate, "person" if predicate.endswith("_of") and obj.is_entity else obj.type)
     return Statement(subject.text, predicate, obj.text,
@@ -148,7 +167,10 @@ def _with_conjuncts(token: Token, denied: bool = False) -> Iterable[tuple[Token,
     in "Porto, not Lisbon" the parse hangs the "not" on Porto, before Lisbon)."""
     nots = [c.i for c in token.children if c.dep_ == "neg"]
     yield token, denied or any(i < token.i for i in nots)
+    within = entity_of(token)
     for child in token.children:
+        if within is not None and within.start <= child.i < within.end:
+            continue  # "Harbor & Vale": one name, not two objects
         if child.dep_ in ("conj", "appos") and child.pos_ in ("NOUN", "PROPN", "NUM"):
             yield from _with_conjuncts(child, any(token.i < i < child.i for i in nots))
         elif child.dep_ == "prep" and any(token.i < i < child.i for i in nots):  # "Pinecrest, not at Kestrel"
@@ -170,8 +192,10 @@ def _clause(verb: Token) -> list[Statement]:
         return _copula(verb, subject_token, subject, gate, negated(verb))
     if subject is None:
         return []
-    negative = negated(verb) or _ended(verb) or (verb.dep_ == "conj" and negated(verb.head) and not any(
-        c.dep_ in ("nsubj", "nsubjpass") for c in verb.children))
+    subject = typed_by_verb(subject, lemma=lemma)
+    contrasted = contrast(verb)
+    negative = negated(verb, contrasted) or _ended(verb) or (
+        verb.dep_ == "conj" and negated(verb.head, contrast(verb.head)) and not own_subject(verb))
     if lemma == "stand" and negative and any(c.lower_ in ("ca", "can", "could") for c in verb.children):
         lemma, negative = "dislike", False  # "I can't stand crowds"
     particle = "_".join(c.lower_ for c in verb.children if c.dep_ == "prt")
@@ -192,8 +216,10 @@ def _clause(verb: Token) -> list[Statement]:
             objects = [c for c in child.children if c.dep_ == "pobj"]
             if not objects and verb.dep_ == "relcl":
                 objects = [_stand_in(verb.head)]  # "the company I work for"
+            denied = denied_phrase(child, contrasted)
+            preposition = denied_preposition(verb, verb_name, child) if denied else child.lower_
             for obj in objects:
-                prepositional += _objects(subject, verb_name, child.lower_, obj, gate, negative, habit)
+                prepositional += _objects(subject, verb_name, preposition, obj, gate, negative or denied, habit)
     if verb.dep_ == "relcl" and any(c.lower_ == "where" for c in verb.children):
         preposition = "at" if lemma == "work" else "in"  # "the office where I work": works_at the office
         prepositional += _objects(subject, verb_name, preposition, _stand_in(verb.head), gate, negative, habit)
@@ -210,7 +236,8 @@ def _clause(verb: Token) -> list[Statement]:
 def _bare_name(token: Token) -> bool:
     """A capitalised word alone as a subject, which the small pipeline did not tag as a name ("Amara prefers
     tea"): read as a name only for what people do (the canonical predicates), never for any verb."""
-    return (token.is_title and token.pos_ in ("NOUN", "ADJ", "PROPN") and token.dep_ == "nsubj"
+    return (token.is_title and token.pos_ in ("NOUN", "ADJ", "PROPN") and (
+        token.dep_ == "nsubj" or getattr(misparsed_subject(token.head), "i", None) == token.i)
             and not any(True for _ in token.children) and len(token.text) > 2)
 
 
@@ -240,6 +267,8 @@ def _objects(subject: Party, verb_name: str, preposition: str | None, token: Tok
     found = []
     for obj_token, denied in _with_conjuncts(token):
         obj = object_of(obj_token)
+        if obj is None and canonical in ("lives_in", "works_at") and misdated(obj_token):
+            obj = Party(obj_token.text, None, True)
         if obj is None or obj.text == subject.text:
             continue
         if canonical in NAMED_ONLY and not ((obj.is_entity and obj_token.pos_ == "PROPN") or name_of(obj_token)):

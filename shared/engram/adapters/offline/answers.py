@@ -48,6 +48,7 @@ _OTHERS = frozenset({"you", "he", "she", "they", "y'all"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
+_WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 _WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
@@ -346,8 +347,12 @@ def _date_in(sent: Span, said_at: datetime | None) -> str | None:
 
 
 def say_when(expression: str, when: datetime, said_at: datetime) -> str:
-    """A grounded date expression as a date: a day as "7 May 2023", a week as "the week before 9 June 2023",
+    """A grounded date expression as a date: a day as "7 May 2023" ("Friday 5 May 2023" when said by its
+    weekday), a week as "the week before 9 June 2023",
     a month as "May 2023", a season as "summer 2022", a year as "2022"."""
+    weekday = _WEEKDAY.search(expression)
+    if weekday and when.date() != said_at.date():  # the day said with its date: "last Friday" -> "Friday 2 ..."
+        return f"{weekday.group(0).capitalize()} {_day(when)}"
     if _DAY_WORDS.search(expression):
         return _day(when)
     week = _WEEK_WORDS.search(expression)

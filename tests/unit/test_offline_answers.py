@@ -35,7 +35,7 @@ def _fact(memory_id: str, subject: str, predicate: str, value: str, since: datet
 @pytest.mark.parametrize(("question", "turn", "value"), [
     ("Who is Dana's dentist?", "My dentist is Dr. Priya Raman, she is great.", "Priya Raman"),
     ("Where did Caroline move from?", "I moved from Sweden four years ago with my family.", "Sweden"),
-    ("When did Dana visit her sister?", "I visited my sister last Friday, it was lovely.", "2 October 2026"),
+    ("When did Dana visit her sister?", "I visited my sister last Friday, it was lovely.", "Friday 2 October 2026"),
     ("When did Dana go to the support group?", "I went to a support group yesterday.", "4 October 2026"),
     ("When did Dana start painting?", "I started painting last week and love it.", "the week before 5 October 2026"),
     ("How many kids does Melanie have?", "Melanie has three kids and a dog.", "three"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from engram.adapters.offline.spans import explains, ranked_sentences, residue
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -48,6 +49,7 @@ _OTHERS = frozenset({"you", "he", "she", "they", "y'all"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
+_WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 _WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
@@ -65,6 +67,7 @@ class Reading:
     several: bool = False
     now: bool = False
     relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
+    explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""
@@ -102,11 +105,15 @@ def read_question(question: str, doc: Doc) -> Reading:
     elif wh == "how" and after in ("long", "often"):
         expects = "duration"
     names = {t for e in doc.ents if e.label_ not in _LABELS["date"] | _LABELS["number"] for t in content_terms(e.text)}
-    names |= {stem(t.lower_) for t in doc[1:] if t.text[:1].isupper() and t.is_alpha and t.lower_ not in STOPWORDS}
-    terms = content_terms(question) - names - _NOT_TOPICAL
+    names |= {stem(t.lower_) for t in doc[1:] if t.text[:1].isupper() and t.is_alpha and t.lower_ not in STOPWORDS
+              and t.ent_type_ not in _LABELS["date"] | _LABELS["number"]}  # "in June 2022" names no one
+    # A date the question gives ("in June 2022") is when the turn was said, rarely a word of it.
+    dates = {t for e in doc.ents if e.label_ in _LABELS["date"] for t in content_terms(e.text)}
+    terms = content_terms(question) - names - _NOT_TOPICAL - dates
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
-    return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation))
+    return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
+                   expects == "thing" and explains(question))
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -291,18 +298,17 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | Non
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against
     `said_at`), or for a "what" question the phrase the question's words lead to."""
-    said = [(len(reading.terms & content_terms(s.text)), -n, s) for n, s in enumerate(doc.sents)
-            if not s.text.rstrip().endswith("?") and not _to_listener(s) and _about(s, reading.names)]
-    said = sorted([x for x in said if x[0] > 0], key=lambda x: x[:2], reverse=True)
+    said = [s for s in ranked_sentences(reading, list(doc.sents))
+            if not _to_listener(s) and _about(s, reading.names)]
     if not said:
         return None
-    best = said[0][2]
     if reading.expects == "date":
-        return next((d for _, _, s in said if (d := _date_in(s, said_at))), None) or (
+        return next((d for s in said if (d := _date_in(s, said_at))), None) or (
             _day(said_at) if said_at else None)
     if reading.expects == "thing":
-        return _thing_in(reading, best)
-    for _, _, sent in said:
+        read = residue if reading.explains else _thing_in
+        return next((t for s in said if (t := read(reading, s))), None)
+    for sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
             if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
                                                                r"nine|ten|a few|several|years?|months?)\b", ent.text):
@@ -345,8 +351,12 @@ def _date_in(sent: Span, said_at: datetime | None) -> str | None:
 
 
 def say_when(expression: str, when: datetime, said_at: datetime) -> str:
-    """A grounded date expression as a date: a day as "7 May 2023", a week as "the week before 9 June 2023",
+    """A grounded date expression as a date: a day as "7 May 2023" ("Friday 5 May 2023" when said by its
+    weekday), a week as "the week before 9 June 2023",
     a month as "May 2023", a season as "summer 2022", a year as "2022"."""
+    weekday = _WEEKDAY.search(expression)
+    if weekday and when.date() != said_at.date():  # the day said with its date: "last Friday" -> "Friday 2 ..."
+        return f"{weekday.group(0).capitalize()} {_day(when)}"
     if _DAY_WORDS.search(expression):
         return _day(when)
     week = _WEEK_WORDS.search(expression)

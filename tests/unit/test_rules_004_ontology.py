@@ -222,8 +222,12 @@ def _loves(every_predicate: bool | None, *turns: tuple[str, int]) -> FakePorts:
     return fakes
 
 
-@pytest.mark.parametrize(("every_predicate", "conflicts"), [(True, [("ask_user", "open")]), (False, [])])
-def test_a_different_value_of_the_same_subject_and_predicate_conflicts(every_predicate: bool,
+@pytest.mark.parametrize(("every_predicate", "conflicts"), [
+    (True, [("ask_user", "open")]),  # seed 004: a different value of any predicate → handle_memory_conflict
+    (False, []),
+    (None, []),  # the default: "loves" holds many values at once, so a second one is a second fact
+])
+def test_a_different_value_of_the_same_subject_and_predicate_conflicts(every_predicate: bool | None,
                                                                        conflicts: list[tuple[str, str]]) -> None:
     fakes = _loves(every_predicate, ("I love hiking.", 0), ("I love painting.", 1))
     dana = user_entity(fakes, "w1", "dana").entity_id

@@ -120,8 +120,9 @@ class ExtractHeuristics(Section):
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
     conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps
-    # True (seed 004): a different value of any predicate conflicts; False: only the single-valued ones do,
-    # another predicate's new value is a second fact ("likes pizza", "likes sushi")
+    # True (seed 004): a different value of any predicate conflicts; False: only the single-valued ones do, another
+    # predicate's new value is a second fact ("likes pizza", "likes sushi"). False by default: on LoCoMo, True marks
+    # 106 of 583 facts superseded though they still hold ("won a second tournament" ends the first) (docs/rules.md)
     conflict_every_predicate: bool = False
     # Words that say a single-valued fact changed: the new value then supersedes the old one from when it was said.
     conflict_change_phrases: tuple[str, ...] = (

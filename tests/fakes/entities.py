@@ -115,7 +115,7 @@ class InMemoryEntityStore:
 
     # ------------------------------------------------------------ resolution
     def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
-                   limit: int) -> list[NameMatch]:
+                   limit: int, by_confidence: bool = False) -> list[NameMatch]:
         n = normalized(name)
         exact = [NameMatch(entity_id=e.entity_id, stage="exact", score=1.0)
                  for e in self.t.of_world(self.t.entities, world_id) if normalized(e.name) == n][:limit]
@@ -123,7 +123,7 @@ class InMemoryEntityStore:
                              source=a.source) for a in self._aliases(world_id, user_id) if normalized(a.alias) == n]
         if exact or any(m.score > alias_accept for m in aliases):
             return exact + aliases
-        fuzzy = [NameMatch(entity_id=a.entity_id, stage="fuzzy", score=similarity(a.alias, n) * a.confidence,
+        fuzzy = [NameMatch(entity_id=a.entity_id, stage="fuzzy", score=similarity(a.alias, n) * (a.confidence if by_confidence else 1.0),
                            user_id=a.user_id, source=a.source) for a in self._aliases(world_id, user_id)]
         fuzzy = sorted((m for m in fuzzy if m.score > fuzzy_min), key=lambda m: -m.score)[: limit * 3]
         return exact + aliases + fuzzy

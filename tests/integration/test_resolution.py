@@ -82,14 +82,21 @@ def test_an_exact_canonical_name_resolves_with_full_confidence(clients: Clients)
     assert (exact.method, exact.entity_id, exact.confidence) == ("exact", priya, 1.0)
 
 
-def test_a_known_alias_above_the_threshold_resolves_and_one_at_it_is_not_taken_on_trust(clients: Clients) -> None:
-    robert = entity(clients, "w-alias", "Robert Brown", "person", ("Bob", 0.9, None), ("Bobby", 0.8, None))
-    [e1] = say(clients, "w-alias", "Bob called about the invoice.", enrich=False)
-    [e2] = say(clients, "w-alias", "Bobby called about the invoice.", enrich=False)
-    bob, bobby = mention(clients, "w-alias", e1, "Bob"), mention(clients, "w-alias", e2, "Bobby")
+@pytest.mark.parametrize(("by_confidence", "bobby_score"), [(False, 1.0), (True, 0.8)])
+def test_a_known_alias_above_the_threshold_resolves_and_one_at_it_is_not_taken_on_trust(
+        clients: Clients, by_confidence: bool, bobby_score: float) -> None:
+    world = f"w-alias-{by_confidence}"
+    clients.store.set_world_config(world, {"heuristics": {"fuzzy_by_alias_confidence": by_confidence,
+                                                          "fuzzy_weak_single_resolves": by_confidence}})
+    robert = entity(clients, world, "Robert Brown", "person", ("Bob", 0.9, None), ("Bobby", 0.8, None))
+    [e1] = say(clients, world, "Bob called about the invoice.", enrich=False)
+    [e2] = say(clients, world, "Bobby called about the invoice.", enrich=False)
+    bob, bobby = mention(clients, world, e1, "Bob"), mention(clients, world, e2, "Bobby")
     assert (bob.method, bob.entity_id, bob.confidence) == ("alias", robert, pytest.approx(0.9))
-    # 0.8 is no alias to trust on sight; as the only near spelling it still resolves, at its own confidence.
-    assert (bobby.method, bobby.entity_id, bobby.confidence) == ("fuzzy", robert, pytest.approx(0.8))
+    # 0.8 is no alias to trust on sight (stage 2); the trigram stage then scores it by its similarity, 1.0 (seed
+    # 004), or, in a world scoring similarity times the alias's confidence (engram's way), 0.8, which resolves only
+    # where a weak single match does.
+    assert (bobby.method, bobby.entity_id, bobby.confidence) == ("fuzzy", robert, pytest.approx(bobby_score))
 
 
 def test_the_users_own_alias_comes_before_a_global_one(clients: Clients) -> None:
@@ -112,7 +119,16 @@ def test_a_single_close_misspelling_resolves_by_trigram_and_is_learned_as_the_us
     assert mention(clients, "w-fuzzy", e2, "Globex Corporations").method == "alias"  # now on the fast path
 
 
-def test_a_weaker_single_misspelling_resolves_without_being_learned(clients: Clients) -> None:
+def test_a_weaker_single_misspelling_resolves_nothing_and_makes_no_entity(clients: Clients) -> None:
+    priya = entity(clients, "w-weak0", "Priya Sharma")
+    [e1] = say(clients, "w-weak0", "Priya Sharme is late.", enrich=False)
+    found = mention(clients, "w-weak0", e1, "Priya Sharme")
+    assert (found.method, found.entity_id, found.confidence) == ("unresolved", None, 0.0)  # seed 004: not_found
+    assert [e.entity_id for e in clients.store.list_entities("w-weak0", "Priya", 10)] == [priya]
+
+
+def test_a_weaker_single_misspelling_resolves_without_being_learned_in_a_world_that_says_so(clients: Clients) -> None:
+    clients.store.set_world_config("w-weak", {"heuristics": {"fuzzy_weak_single_resolves": True}})
     priya = entity(clients, "w-weak", "Priya Sharma")
     [e1] = say(clients, "w-weak", "Priya Sharme is late.", enrich=False)
     found = mention(clients, "w-weak", e1, "Priya Sharme")
@@ -371,6 +387,7 @@ def test_an_ontology_row_naming_a_table_or_column_outside_the_allow_list_is_neve
                                                                key_column="customer_id", name_column="notes"))
     clients.store.upsert_domain_source("w-snoop", DomainSource(entity_type="account", source_table="public.customers",
                                                                key_column="customer_id", name_column="full_name"))
+    clients.store.set_world_config("w-snoop", {"heuristics": {"create_unknown_names": "always"}})
     [e1] = say(clients, "w-snoop", "Umbrella Holdings and Project Nightingale came up today.", enrich=False)
     found = {m.text: m.method for m in clients.store.recorded_mentions("w-snoop", [e1])}
     assert found["Umbrella Holdings"] == "created" and found["Project Nightingale"] == "created"
@@ -379,12 +396,31 @@ def test_an_ontology_row_naming_a_table_or_column_outside_the_allow_list_is_neve
     assert "secrets(id, holder)" in ignored and "customers(customer_id, notes)" in ignored
 
 
+@pytest.mark.parametrize(("setting", "with_domain", "method"), [
+    (None, True, "unresolved"),  # seed 004: nothing found where the domain database is → not_found
+    (None, False, "created"),  # no domain database: the mention itself makes the entity
+    ("always", True, "created"),
+    ("never", False, "unresolved"),
+])
+def test_a_proper_noun_nothing_knows_becomes_an_entity_only_where_the_world_says(
+        clients: Clients, domain: PostgresDomainDatabase, setting: str | None, with_domain: bool, method: str) -> None:
+    world = f"w-unknown-{setting}-{with_domain}"
+    if with_domain:
+        clients.store.upsert_domain_source(world, CUSTOMERS)
+    if setting is not None:
+        clients.store.set_world_config(world, {"heuristics": {"create_unknown_names": setting}})
+    [e1] = say(clients, world, "We met Zorblax Industries yesterday.", enrich=False)
+    found = mention(clients, world, e1, "Zorblax Industries")
+    assert found.method == method and (found.entity_id is not None) == (method == "created")
+    assert len(clients.store.list_entities(world, "Zorblax", 10)) == (method == "created")
+
+
 def test_a_world_never_finds_another_worlds_rows_of_an_allowed_table(
         clients: Clients, domain: PostgresDomainDatabase) -> None:
     clients.store.upsert_domain_source("w-domain5", CUSTOMERS)
     [mine] = say(clients, "w-domain5", "We met Globex Industries and Northwind Traders.", enrich=False)
     assert {m.text: m.method for m in clients.store.recorded_mentions("w-domain5", [mine])} == {
-        "Globex Industries": "created", "Northwind Traders": "created"}
+        "Globex Industries": "unresolved", "Northwind Traders": "unresolved"}  # seed 004's not_found
     clients.store.upsert_domain_source("w-rival", CUSTOMERS)
     [theirs] = say(clients, "w-rival", "We met Globex Industries.", enrich=False)
     rival = mention(clients, "w-rival", theirs, "Globex Industries")
@@ -406,9 +442,9 @@ def test_a_mention_never_resolves_to_another_worlds_entity(clients: Clients, dom
                enrich=False)
     mine = clients.store.recorded_mentions("w-mine", [e1])
     assert {m.text: m.method for m in mine} == {"Priya Sharma": "created", "PS": "created", "Pri": "created",
-                                                 "Priya Sharme": "fuzzy", "Katherine Johns": "created",
+                                                 "Priya Sharme": "unresolved", "Katherine Johns": "created",
                                                  "Contoso Ltd": "created"}
-    ids = {m.entity_id for m in mine}
+    ids = {m.entity_id for m in mine if m.entity_id is not None}
     assert theirs not in ids
     assert all(clients.store.get_entity("w-mine", i) is not None for i in ids)  # type: ignore[arg-type]
     assert clients.store.get_entity("w-mine", theirs) is None

@@ -60,6 +60,10 @@ FLAT_NAMES = {
     "semantic_brain_min_similarity", "query_classifier",
     # issue 19 (time and change): the words that say a single-valued fact changed
     "conflict_change_phrases", "ending_predicates",
+    # issue 23 (seed 004 by default, engram's way per world): the fuzzy score and its weak single match, entities
+    # of unknown names, conflicts of every predicate
+    "fuzzy_by_alias_confidence", "fuzzy_weak_single_resolves", "create_unknown_names", "conflict_every_predicate",
+    "query_memory_capabilities",
 }
 
 

@@ -290,6 +290,38 @@ def test_a_definition_must_be_one_the_context_holds() -> None:
         offer.validate(InfoRequest(capability="get_entities_by_definition", params={"definition": "planet"}))
 
 
+@pytest.mark.parametrize(("memory_capabilities", "offered"), [
+    (True, [*BUILT_IN_CAPABILITIES, *offers.MEMORY_CAPABILITIES]),
+    (False, BUILT_IN_CAPABILITIES),  # the document's six (seven names: EXPAND_ENTITY / EXPAND_ENTITIES) alone
+])
+def test_a_world_may_offer_the_six_built_in_capabilities_alone(memory_capabilities: bool, offered: list[str]) -> None:
+    context = _context(_summary("e1"))
+    context.memory_capabilities = memory_capabilities
+    offer = offers.offer(context)
+    assert list(offer.capabilities) == offered
+    search = InfoRequest(capability="search_memories", params={"query": "Lisbon"})
+    if memory_capabilities:
+        assert offer.validate(search) and not any("capabilities offered" in line for line in offer.describe())
+    else:
+        with pytest.raises(CapabilityRejected, match=r"^search_memories: not offered in this world"):
+            offer.validate(search)
+        assert offer.describe()[0] == f"- capabilities offered (no other): [{', '.join(BUILT_IN_CAPABILITIES)}]"
+        assert not any("conversation" in line for line in offer.describe())
+    assert offer.validate(InfoRequest(capability="expand_entity", params={"entity_id": "e1"}))
+
+
+def test_a_world_withdrawing_engrams_capabilities_answers_a_request_for_one_as_an_invalid_request() -> None:
+    fakes, _world = _ports(query_memory_capabilities=False)
+    fakes.llm = ScriptedLLM([NeedsMoreInfo(info_requests=[
+        InfoRequest(capability="search_memories", params={"query": "Lisbon"})])],
+        forced=Answer(content="Dana lives in Lisbon.", confidence=0.9))
+    query = _submitted(fakes)
+    run_query(typing.cast(Any, fakes), "wr", query.query_id)
+    answered = _stored(fakes, query.query_id)
+    assert answered.answer is not None and answered.answer.forced and answered.answer.confidence_level == "low"
+    assert answered.info_requests_used == 0 and "not offered in this world" in answered.answer.content
+
+
 # ---------------------------------------------------------------- the bounded loop and the forced answer
 def test_a_constraint_violation_forces_a_low_confidence_answer() -> None:
     fakes, _world = _ports()

@@ -11,12 +11,22 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram.enrichment.resolve import CoreferenceTask, ResolutionScope, link_references, resolve_name
+from engram.enrichment.extract import extract_events
+from engram.enrichment.ingest import ingest_events
+from engram.enrichment.resolve import (
+    CoreferenceTask,
+    ResolutionScope,
+    link_references,
+    resolve_events,
+    resolve_name,
+    user_entity,
+)
 from engram.model.entities import DomainMatch, DomainSource, EntityAlias, EntitySighting
 from engram.model.events import StoredEvent
 from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
 from engram.model.memories import ConfidenceFactors
 from engram.model.search import IndexDocument
+from engram.model.world import World
 from engram.ports import Coreference, Reference
 from engram.retrieval.fusion import relevance
 from engram.rules.classify import EXTRACTABLE, classify
@@ -24,6 +34,7 @@ from engram.rules.confidence import confirmed, explain, initial_factors, reinfor
 from engram.rules.conflicts import Side, decide
 from engram.rules.mentions import detect_mentions
 from engram.rules.relevance import effective_confidence, jaccard
+from tests.fakes.conversations import T0, said
 from tests.fakes.domain import InMemoryDomain
 from tests.fakes.ports import FakePorts
 
@@ -199,6 +210,39 @@ def test_a_world_may_let_a_correction_win_before_the_gaps() -> None:
     assert Heuristics().with_overrides({"conflict_correction_first": True}).extract.conflict_correction_first
 
 
+def _loves(every_predicate: bool | None, *turns: tuple[str, int]) -> FakePorts:
+    """The offline model's facts of `turns` (text, day), in a world whose `conflict_every_predicate` is given."""
+    fakes = FakePorts()
+    world = World("w1", H.with_overrides({} if every_predicate is None else {"conflict_every_predicate": every_predicate}))
+    for n, (text, day) in enumerate(turns):
+        request = said(text, first=n + 1, start=T0 + timedelta(days=day))
+        ingest_events(fakes, world, request)
+        resolve_events(fakes, world, [e.event_id for e in request.events if e.event_id])
+        extract_events(fakes, world, [e.event_id for e in request.events if e.event_id])
+    return fakes
+
+
+@pytest.mark.parametrize(("every_predicate", "conflicts"), [
+    (True, [("ask_user", "open")]),  # seed 004: a different value of any predicate → handle_memory_conflict
+    (False, []),
+    (None, []),  # the default: "loves" holds many values at once, so a second one is a second fact
+])
+def test_a_different_value_of_the_same_subject_and_predicate_conflicts(every_predicate: bool | None,
+                                                                       conflicts: list[tuple[str, str]]) -> None:
+    fakes = _loves(every_predicate, ("I love hiking.", 0), ("I love painting.", 1))
+    dana = user_entity(fakes, "w1", "dana").entity_id
+    assert {f.object_value for f in fakes.store.find_facts("w1", dana, "loves")} == {"hiking", "painting"}
+    assert [(c.strategy, c.status) for c in fakes.store.list_conflicts("w1", None)] == conflicts
+
+
+def test_a_conflict_of_any_predicate_is_settled_by_the_same_rules() -> None:
+    fakes = _loves(True, ("I love hiking.", 0), ("I love painting.", 90))  # more than 60 days apart: the recent wins
+    dana = user_entity(fakes, "w1", "dana").entity_id
+    assert [f.object_value for f in fakes.store.find_facts("w1", dana, "loves")] == ["painting"]
+    [conflict] = fakes.store.list_conflicts("w1", None)
+    assert (conflict.strategy, conflict.status) == ("recency_gap", "resolved")
+
+
 # ---------------------------------------------------------------- extraction: which events are read for facts
 @pytest.mark.parametrize(("content", "extracted"), [
     ("Acme prefers Friday deliveries and NET30 terms.", True),  # the document's example statement
@@ -270,6 +314,29 @@ def test_several_fuzzy_matches_need_the_users_disambiguation() -> None:
     assert {c.entity_id for c in found.candidates} == {one, two}
 
 
+@pytest.mark.parametrize(("by_confidence", "method"), [(False, "fuzzy"), (True, "created")])
+def test_a_fuzzy_candidate_scores_its_trigram_similarity_whatever_its_aliass_confidence(by_confidence: bool,
+                                                                                         method: str) -> None:
+    fakes = FakePorts()
+    globex = fakes.store.create_entity("w1", "Initech", "customer").entity_id
+    fakes.store.add_alias(EntityAlias(world_id="w1", entity_id=globex, alias="Globex Corporation", confidence=0.6))
+    h = Heuristics().with_overrides({"fuzzy_by_alias_confidence": by_confidence})
+    # similarity 0.86 > 0.85: resolves (and is learned); times the alias's 0.6 it is no candidate (0.51 < 0.7)
+    found = resolve_name(fakes, _scope(fakes, h), "Globex Corporations", "u1")
+    assert found.method == method and (found.entity_id == globex) is (method == "fuzzy")
+
+
+@pytest.mark.parametrize(("weak_resolves", "method"), [(False, "unresolved"), (True, "fuzzy")])
+def test_one_fuzzy_candidate_at_or_under_0_85_resolves_nothing_and_is_never_learned(weak_resolves: bool,
+                                                                                     method: str) -> None:
+    fakes = FakePorts()
+    priya = fakes.store.create_entity("w1", "Priya Sharma", "person").entity_id
+    h = Heuristics().with_overrides({"fuzzy_weak_single_resolves": weak_resolves})
+    found = resolve_name(fakes, _scope(fakes, h), "Priya Sharme", "u1", entity_type="person")  # similarity 0.73
+    assert (found.method, found.entity_id, found.learned) == (method, priya if weak_resolves else None, None)
+    assert len(fakes.store.list_entities("w1", "Priya", 10)) == 1  # no entity made of a near miss
+
+
 CUSTOMERS = DomainSource(entity_type="customer", source_table="customers", key_column="id", name_column="name")
 
 
@@ -304,6 +371,30 @@ def test_a_world_may_ask_the_user_between_several_domain_rows() -> None:
     asking = Heuristics().with_overrides({"domain_ask_between_rows": True})
     found = resolve_name(fakes, _scope(fakes, asking), "Acme Corporation", "u1")
     assert found.method == "disambiguation_required" and len(found.candidates) == 2
+
+
+def test_one_weak_fuzzy_candidate_lets_the_cascade_go_on_to_the_domain_database() -> None:
+    fakes = FakePorts(domain=InMemoryDomain([DomainMatch(entity_type="customer", name="Priya Sharme",
+                                                         external_ref="customers:7")]))
+    fakes.store.upsert_domain_source("w1", CUSTOMERS)
+    fakes.store.create_entity("w1", "Priya Sharma", "person")
+    found = resolve_name(fakes, _scope(fakes), "Priya Sharme", "u1", entity_type="person")
+    assert (found.method, found.confidence) == ("domain", 0.85)
+
+
+@pytest.mark.parametrize(("setting", "with_domain", "method"), [
+    (None, True, "unresolved"),  # return ResolutionResult(entity_id=None, confidence=0.0, method='not_found')
+    (None, False, "created"),  # no domain database to create entities from: the mention makes it
+    ("always", True, "created"),
+    ("never", False, "unresolved"),
+])
+def test_a_name_nothing_resolves_is_not_found_where_a_domain_database_could_have_known_it(
+        setting: str | None, with_domain: bool, method: str) -> None:
+    fakes = _domain("customers:42") if with_domain else FakePorts()
+    h = Heuristics().with_overrides({"create_unknown_names": setting} if setting else {})
+    found = resolve_name(fakes, _scope(fakes, h), "Zorblax Industries", "u1", entity_type="organization")
+    assert (found.method, found.entity_id is None, found.confidence) == (
+        method, method == "unresolved", 0.0 if method == "unresolved" else 1.0)
 
 
 def _coreference(fakes: FakePorts, kind: str, text: str, confidence: float, h: Heuristics = H) -> list[EntityAlias]:

@@ -79,7 +79,7 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
                   now: datetime, counts: dict[str, int], names: MentionNames, *,
                   vector: Sequence[float] | None = None) -> SemanticMemory | None:
     """The lifecycle of one triple: the same value reinforces; a different value of a single-valued predicate
-    is a conflict the rules settle or leave to the user; otherwise a new fact. Returns the fact this event
+    (of any predicate with `conflict_every_predicate`) is a conflict the rules settle or leave to the user; otherwise a new fact. Returns the fact this event
     stated (None when its subject is no entity). Each step is one transaction, outbox included."""
     store = clients.store
     cap = h.extract.max_confidence
@@ -133,7 +133,7 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
         [vector] = clients.embedder.embed([fact_text(triple)])
     superseded: list[SemanticMemory] = []
     conflicts: list[MemoryConflict] = []
-    if triple.predicate in h.extract.single_valued_predicates:
+    if h.extract.single_valued(triple.predicate):
         correction = classify(event.content) == "correction"
         # Words of the value itself say nothing of a change ("New Zealand", "Started Ltd").
         change = states_change(_without(event.content, triple.object), h.extract.conflict_change_phrases)
@@ -172,13 +172,12 @@ def cross_predicate_conflicts(clients: FactPorts, world_id: str, stated: list[Se
     store = clients.store
     stated = [f for f in stated if f.status == "active"]
     stated_ids = {f.memory_id for f in stated}
-    single_valued = h.extract.single_valued_predicates
     others: dict[str, list[SemanticMemory]] = {}
     for subject_id in dict.fromkeys(f.subject_entity_id for f in stated):
         own = {f.predicate for f in stated if f.subject_entity_id == subject_id}
         speakers = sorted({f.user_id for f in stated if f.subject_entity_id == subject_id})
         rest = [f for user_id in speakers for f in store.find_facts(world_id, subject_id, user_id=user_id)
-                if f.memory_id not in stated_ids and not (f.predicate in own and f.predicate in single_valued)]
+                if f.memory_id not in stated_ids and not (f.predicate in own and h.extract.single_valued(f.predicate))]
         if rest:
             others[subject_id] = rest[-h.extract.cross_conflict_max_facts:]
     if not others:

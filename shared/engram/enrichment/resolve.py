@@ -7,16 +7,16 @@ The cascade, each stage recorded as the resolution's `method`:
   states ("call me Dee", "X, known as Y"), which it teaches; a part or variant of a known name: a first name
   alone ("Robert" is Robert Lang), a company whatever its suffix or without its kind (`rules.names.name_key`,
   `brand`: "Acme Corporation" is Acme Corp, "Northwind" Northwind Labs), a full name of a first name known alone;
-- fuzzy: trigram neighbours (similarity times alias confidence above `fuzzy_min`): one candidate resolves
-  and, above `fuzzy_single_accept`, is learned as the user's alias; several are `disambiguation_required`
-  until the user settles it (`settle_disambiguation`, which learns the alias);
+- fuzzy: trigram neighbours (similarity above `fuzzy_min`): one above `fuzzy_single_accept` resolves and is
+  learned as the user's alias; several are `disambiguation_required` until the user settles it
+  (`settle_disambiguation`, which learns the alias); one at or under it resolves nothing and is never created;
 - coreference: pronouns and descriptions, linked by the model inside the extraction call (never a call of
   its own) to one of the conversation's recent entities, at whatever confidence the model gives (unless a world
   sets `coreference_min`); a description above `coreference_accept` is learned as the user's alias;
 - domain: the world's domain database; its first match creates the entity lazily with its external reference;
-- created: an unknown proper noun becomes a new entity so the graph grows, typed by the parser where one read
-  it (`clients.language`); a date, a number or a capitalised sentence start the parser did not read as a name
-  never does; anything else is `unresolved`.
+- created: without a domain database (`create_unknown_names`), an unknown proper noun becomes an entity, typed
+  by the parser where one read it; never a date, a number or a sentence start the parser did not read as a
+  name; anything else is `unresolved` (seed 004's not_found).
 
 Several candidates for one name are ranked by alias confidence, recency, usage and source.
 """
@@ -186,7 +186,8 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
     the name was read in (what it creates or teaches goes with an erasure of that event's user)."""
     h = scope.h
     matches = clients.store.match_name(scope.world_id, name, user_id, fuzzy_min=h.resolve.fuzzy_min,
-                                       alias_accept=h.resolve.alias_accept, limit=h.resolve.disambiguation_candidates)
+                                       alias_accept=h.resolve.alias_accept, limit=h.resolve.disambiguation_candidates,
+                                       by_confidence=h.resolve.fuzzy_by_alias_confidence)
     exact = [m for m in matches if m.stage == "exact"]
     confident = [m for m in matches if m.stage == "alias" and m.score > h.resolve.alias_accept]
     own = [m for m in confident if m.user_id is not None]
@@ -201,25 +202,28 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
         return _choose(clients, scope, [NameMatch(entity_id=i, stage="alias", score=h.resolve.derived_alias_confidence)
                                         for i in parts], "alias")
     fuzzy = _best_per_entity([m for m in matches if m.stage == "fuzzy"])
-    if len(fuzzy) == 1:
+    if len(fuzzy) == 1 and (fuzzy[0].score > h.resolve.fuzzy_single_accept or h.resolve.fuzzy_weak_single_resolves):
         match = fuzzy[0]
         score = round(match.score, 3)
         learned = EntityAlias(world_id=scope.world_id, entity_id=match.entity_id, alias=name, user_id=user_id,
                               confidence=score, source="fuzzy", origin_event_id=origin_event_id,
                               ) if match.score > h.resolve.fuzzy_single_accept else None
         return NameResolution(match.entity_id, "fuzzy", score, [], learned)
-    if fuzzy:
+    if len(fuzzy) > 1:
         candidates = _ranked(clients, scope, fuzzy)
         return NameResolution(None, "disambiguation_required", round(fuzzy[0].score, 3), candidates)
     from_domain = _from_domain(clients, scope, name)
     if from_domain is not None:
         return from_domain
-    if not create:
+    if not create or fuzzy:  # a near miss of a known name is no new entity
         return NameResolution(None, "unresolved", 0.0, [])
     if (known := first_named_person(clients.store, scope.world_id, name, entity_type)) is not None:
         return NameResolution(known, "alias", h.resolve.derived_alias_confidence, [], EntityAlias(
             world_id=scope.world_id, entity_id=known, alias=name, user_id=user_id,
             confidence=h.resolve.derived_alias_confidence, source="alias", origin_event_id=origin_event_id))
+    policy = h.resolve.create_unknown_names
+    if policy == "never" or (policy == "without_domain" and clients.domain is not None and scope.domain_sources):
+        return NameResolution(None, "unresolved", 0.0, [])
     created = clients.store.create_entity(scope.world_id, name, entity_type, origin_event_id=origin_event_id)
     return NameResolution(created.entity_id, "created", 1.0, [])
 

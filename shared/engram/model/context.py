@@ -38,6 +38,8 @@ class QueryContext(BaseModel):
     missing: list[str] = Field(default_factory=list)  # why a request could not be served: said in the forced answer
     # the world's `query_referenced_entities`: may requests also name entities other items only mention?
     referenced_entities: bool = False
+    # the world's `query_memory_capabilities`: are engram's capabilities beyond Resonance's six offered?
+    memory_capabilities: bool = True
     as_of: datetime | None = None  # the query's `as_of`: every capability reads memory as it stood then
 
     def merge(self, items: list[ContextItem]) -> int:

@@ -11,6 +11,9 @@ from engram.model.insights import InterventionKind
 KeywordMatch = Literal["anywhere", "word_start", "whole_word"]
 """Where a keyword counts in a text: anywhere (a substring), only at the start of a word, or as whole words."""
 
+UnknownNames = Literal["without_domain", "always", "never"]
+"""Where a proper noun no stage of the resolution cascade resolves becomes a new entity (`create_unknown_names`)."""
+
 
 class Section(BaseModel):
     """A section of the heuristics: frozen, and no name it does not declare."""
@@ -58,6 +61,14 @@ class ResolveHeuristics(Section):
     alias_accept: float = 0.85
     fuzzy_min: float = 0.7
     fuzzy_single_accept: float = 0.85
+    fuzzy_by_alias_confidence: bool = False  # seed 004 scores by trigram similarity; True: times the alias's confidence
+    # seed 004: one trigram neighbour at or under fuzzy_single_accept resolves nothing, the cascade goes on (a
+    # near miss of a known name is never created anew); True: it resolves at its score without being learned
+    fuzzy_weak_single_resolves: bool = False
+    # A proper noun nothing resolves: seed 004 answers not_found where its entities come from a domain database;
+    # "without_domain" makes a new entity in a world with none (else nothing would ever be remembered of anyone),
+    # "always" even where the domain database does not know it, "never" answers not_found everywhere.
+    create_unknown_names: UnknownNames = "without_domain"
     coreference_accept: float = 0.7
     domain_create_confidence: float = 0.85
     coreference_min: float = 0.0  # a coreference below this leaves its mention unresolved (the document: none)
@@ -109,6 +120,10 @@ class ExtractHeuristics(Section):
     conflict_confidence_gap: float = 0.30
     conflict_recency_gap_days: int = 60
     conflict_correction_first: bool = False  # True: a correction wins before the confidence and recency gaps
+    # True (seed 004): a different value of any predicate conflicts; False: only the single-valued ones do, another
+    # predicate's new value is a second fact ("likes pizza", "likes sushi"). False by default: on LoCoMo, True marks
+    # 106 of 583 facts superseded though they still hold ("won a second tournament" ends the first) (docs/rules.md)
+    conflict_every_predicate: bool = False
     # Words that say a single-valued fact changed: the new value then supersedes the old one from when it was said.
     conflict_change_phrases: tuple[str, ...] = (
         "moved", "moving", "relocated", "transferred", "now", "nowadays", "these days", "currently", "no longer",
@@ -123,6 +138,10 @@ class ExtractHeuristics(Section):
         "stop_working_at", "stop_working_for")
     cross_conflict_max_facts: int = 30  # other active facts of a subject shown to the model per check
     decay_half_life_days: float = 180.0
+
+    def single_valued(self, predicate: str) -> bool:
+        """Whether a different value of `predicate` conflicts with the subject's known one (instead of joining it)."""
+        return self.conflict_every_predicate or predicate in self.single_valued_predicates
 
 
 class SignalHeuristics(Section):
@@ -267,6 +286,9 @@ class QueryHeuristics(Section):
     # True (the Resonance rule): an answer forced by the info-request limit is capped at answer_degraded_confidence
     # (low); False: it keeps the model's confidence (an invalid request's forced answer is capped either way)
     query_forced_answer_low: bool = True
+    # True: engram's four capabilities beyond Resonance's six (search_memories, get_conversation_history,
+    # get_entity_timeline, find_path) are offered too; False: the six built-in capabilities alone
+    query_memory_capabilities: bool = True
     answer_high_confidence: float = 0.75  # at or above: "high"
     answer_medium_confidence: float = 0.45  # at or above: "medium", else "low"
     answer_degraded_confidence: float = 0.3  # the cap of a forced answer (the limit, an invalid request), of the outage's

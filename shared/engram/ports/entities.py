@@ -34,10 +34,10 @@ class EntityStore(Protocol):
     def get_entities(self, world_id: str, entity_ids: Sequence[str]) -> list[CanonicalEntity]: ...
     # resolution: the fast path, provenance, what waits for the user, coreference candidates, the graph
     def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
-                   limit: int) -> list[NameMatch]:
+                   limit: int, by_confidence: bool = False) -> list[NameMatch]:
         """The fast path in one round trip: entities whose normalized canonical name is `name`; else aliases
         equal to it (global and `user_id`'s own); else, when no alias is above `alias_accept`, trigram neighbours
-        whose similarity times alias confidence is above `fuzzy_min`, best first."""
+        whose similarity (times the alias's confidence with `by_confidence`) is above `fuzzy_min`, best first."""
         ...
     def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
         """Entities whose normalized name or an alias is `words` or begins with them and goes on ("robert" ->

@@ -127,7 +127,8 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     query.status = "processing"
     with _traced(query, 0, "init") as record:
         context = QueryContext(query_id=query.query_id, world_id=query.world_id, question=query.question,
-                               referenced_entities=h.query.query_referenced_entities, as_of=as_of)
+                               referenced_entities=h.query.query_referenced_entities,
+                               memory_capabilities=h.query.query_memory_capabilities, as_of=as_of)
         found = search(clients, world, query.question, user_id=query.user_id, limit=h.query.query_initial_hits,
                        now=now, as_of=as_of)
         context.merge(capabilities.hit_items(clients, query.world_id, found.hits, as_of=as_of))

@@ -112,6 +112,9 @@ CAPABILITIES = _registry(
     Capability(c.FindPath, c.path_between, {"from_entity_id": ENTITIES, "to_entity_id": ENTITIES}),
 )
 
+# engram's own capabilities beyond Resonance's six built-in ones: a world withdraws them (`query_memory_capabilities`)
+MEMORY_CAPABILITIES = ("search_memories", "get_conversation_history", "get_entity_timeline", "find_path")
+
 # A request, validated: the union of the parameter models, told apart by `capability`.
 Request: Any = Annotated[Union[tuple(e.params for e in CAPABILITIES.values())], Field(discriminator="capability")]  # noqa: UP007
 _REQUEST: TypeAdapter[CapabilityParams] = TypeAdapter(Request)
@@ -138,6 +141,7 @@ class Offer:
     """The capabilities of one round, with the ids each kind of id parameter may take (those the context holds)."""
 
     held: Mapping[IdKind, tuple[str, ...]]
+    capabilities: tuple[str, ...] = tuple(CAPABILITIES)  # the capabilities offered, in the registry's order
 
     @property
     def entity_ids(self) -> tuple[str, ...]:
@@ -151,8 +155,13 @@ class Offer:
 
     def describe(self) -> list[str]:
         """The values this round's id parameters may take, each list said once, with the parameters taking it
-        (`capability.parameter` where a parameter's name takes different lists in different capabilities)."""
-        return [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]" for kind, ids in self.held.items()]
+        (`capability.parameter` where a parameter's name takes different lists in different capabilities); when
+        some capabilities are withdrawn, the ones offered come first."""
+        lines = [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]"
+                 for kind, ids in self.held.items()]
+        if len(self.capabilities) == len(CAPABILITIES):
+            return lines
+        return [f"- capabilities offered (no other): [{', '.join(self.capabilities)}]", *lines]
 
     def validate(self, request: InfoRequest) -> CapabilityParams:
         """The typed request, or CapabilityRejected saying which parameters are out of bounds and why (every
@@ -165,6 +174,9 @@ class Offer:
             raise CapabilityRejected(f"{request.capability}: {problems}",
                                      details=exc.errors(include_url=False, include_context=False)) from exc
         capability = CAPABILITIES[typed.capability]
+        if capability.name not in self.capabilities:
+            raise CapabilityRejected(f"{capability.name}: not offered in this world (offered: "
+                                     f"{', '.join(self.capabilities)})")
         errors = []
         for parameter, kind in capability.ids.items():
             value = getattr(typed, parameter)
@@ -177,8 +189,11 @@ class Offer:
 
 
 def offer(context: QueryContext) -> Offer:
-    """This round's capabilities, constrained to what `context` holds."""
-    return Offer(held={kind: tuple(kind.held(context)) for kind in _KINDS})
+    """This round's capabilities, constrained to what `context` holds (without engram's own four where the
+    context's world withdrew them)."""
+    offered = tuple(name for name in CAPABILITIES if context.memory_capabilities or name not in MEMORY_CAPABILITIES)
+    kinds = dict.fromkeys(k for name in offered for k in CAPABILITIES[name].ids.values())
+    return Offer(held={kind: tuple(kind.held(context)) for kind in _KINDS if kind in kinds}, capabilities=offered)
 
 
 def execute(clients: CapabilityPorts, world: World, context: QueryContext, user_id: str,

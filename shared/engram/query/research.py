@@ -242,7 +242,7 @@ def _contradicting(facts: list[SemanticMemory], h: Heuristics) -> list[tuple[Sem
     """Pairs of facts of one subject and single-valued predicate with different values, both still held."""
     by_slot: dict[tuple[str, str], list[SemanticMemory]] = defaultdict(list)
     for fact in facts:
-        if fact.predicate in h.extract.single_valued_predicates and fact.status == "active":
+        if h.extract.single_valued(fact.predicate) and fact.status == "active":
             by_slot[(fact.subject_entity_id, fact.predicate)].append(fact)
     pairs = []
     for slot in by_slot.values():

@@ -32,7 +32,8 @@ def question_entities(clients: QuestionEntityPorts, world_id: str, query: str, u
 
     def lookup(name: str) -> list[NameMatch]:
         return clients.store.match_name(world_id, name, user_id, fuzzy_min=h.resolve.fuzzy_min,
-                                        alias_accept=h.resolve.alias_accept, limit=h.resolve.disambiguation_candidates)
+                                        alias_accept=h.resolve.alias_accept, limit=h.resolve.disambiguation_candidates,
+                                        by_confidence=h.resolve.fuzzy_by_alias_confidence)
 
     for name, matches in zip(names, map(lookup, names) if len(names) < 2 else _LOOKUPS.map(lookup, names),
                              strict=True):

@@ -115,9 +115,12 @@ class OfflineLLM:
         if expandable:
             requests = [InfoRequest(capability="expand_entity", params={"entity_id": e},
                                     reason="no context item answers the question yet") for e in expandable]
-        else:
+        elif context.memory_capabilities:
             requests = [InfoRequest(capability="search_memories", params={"query": context.question[:500], "limit": 10},
                                     reason="look for memories with the question's words")]
+        else:  # a world offering Resonance's six capabilities alone: its semantic entity search
+            requests = [InfoRequest(capability="search_entities", params={"query": context.question[:500], "limit": 5},
+                                    reason="look for entities with the question's words")]
         return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME,
                         signals)
 

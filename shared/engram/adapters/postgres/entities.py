@@ -29,7 +29,7 @@ _USER_REF = "user:"  # the external reference of a user's own entity: "user:<use
 # The fast path in one statement: the canonical name and the aliases equal to the text (global and the
 # user's own, which break a tie between two entities of one name); then, only when neither found a confident
 # match, trigram neighbours: an exact or alias hit never pays for the trigram scan. The trigram stage goes through
-# `engram_fuzzy_aliases` (migration 0008), which keeps the trigram index usable under row-level security.
+# `engram_fuzzy_aliases` (migrations 0008, 0024), which keeps the trigram index usable under row-level security.
 _MATCH = """
 WITH exact (entity_id, stage, score, user_id, source) AS (
     SELECT e.entity_id, 'exact', 1.0::float8, NULL::text, 'created' FROM canonical_entities e
@@ -39,7 +39,7 @@ WITH exact (entity_id, stage, score, user_id, source) AS (
     WHERE a.world_id = %(w)s AND a.normalized_alias = %(n)s AND a.user_id IN ('', %(u)s)
 ), fuzzy (entity_id, stage, score, user_id, source) AS (
     SELECT f.entity_id, 'fuzzy', f.score, f.user_id, f.source
-    FROM engram_fuzzy_aliases(%(n)s, %(u)s, %(fuzzy_min)s, %(k_fuzzy)s) f
+    FROM engram_fuzzy_aliases(%(n)s, %(u)s, %(fuzzy_min)s, %(k_fuzzy)s, %(by_confidence)s) f
     WHERE NOT EXISTS (SELECT 1 FROM exact) AND NOT EXISTS (SELECT 1 FROM alias WHERE alias.score > %(accept)s)
 )
 SELECT * FROM exact UNION ALL SELECT * FROM alias UNION ALL SELECT * FROM fuzzy
@@ -126,9 +126,9 @@ class EntityRepo(PostgresBase):
 
     # ------------------------------------------------------------ resolution
     def match_name(self, world_id: str, name: str, user_id: str | None, *, fuzzy_min: float, alias_accept: float,
-                   limit: int) -> list[NameMatch]:
+                   limit: int, by_confidence: bool = False) -> list[NameMatch]:
         params = {"w": world_id, "n": normalize_name(name), "u": user_id or "", "k": limit, "k_fuzzy": limit * 3,
-                  "fuzzy_min": fuzzy_min, "accept": alias_accept}
+                  "fuzzy_min": fuzzy_min, "accept": alias_accept, "by_confidence": by_confidence}
         with self.tx(world_id) as cur, cur.connection.pipeline():  # both statements in one round trip
             # The trigram index prunes with this threshold: at pg_trgm's default (0.3) it would hand far more
             # rows to the recheck than the cascade ever keeps.

@@ -149,10 +149,14 @@ class Offer:
         """The entities an expand request may name: the summaries not loaded in full yet."""
         return self.held[EXPANDABLE]
 
-    def describe(self) -> list[str]:
+    def describe(self, shown: Mapping[IdKind, frozenset[str]] | None = None) -> list[str]:
         """The values this round's id parameters may take, each list said once, with the parameters taking it
-        (`capability.parameter` where a parameter's name takes different lists in different capabilities)."""
-        return [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]" for kind, ids in self.held.items()]
+        (`capability.parameter` where a parameter's name takes different lists in different capabilities). A kind
+        whose ids are exactly `shown[kind]` (ids the prompt's own items carry, as its instructions say) is left
+        out."""
+        shown = shown or {}
+        return [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]" for kind, ids in self.held.items()
+                if kind not in shown or set(ids) != shown[kind]]
 
     def validate(self, request: InfoRequest) -> CapabilityParams:
         """The typed request, or CapabilityRejected saying which parameters are out of bounds and why (every

@@ -53,6 +53,11 @@ class Deployment(BaseModel):
     # The Anthropic API instead of Bedrock: the name or ARN of an existing secret holding the key.
     # The API is on the internet, so this adds NAT gateways (and their hourly floor) to the VPC.
     anthropic_api_key_secret: str | None = Field(default=None, alias="anthropicApiKeySecret")
+    # An OpenAI-compatible API instead (used when no Anthropic key is named): its key's secret (name or ARN), base
+    # URL (None: OpenAI's) and model. Also on the internet: NAT gateways as for Anthropic.
+    openai_api_key_secret: str | None = Field(default=None, alias="openaiApiKeySecret")
+    openai_base_url: str | None = Field(default=None, alias="openaiBaseUrl")
+    openai_model: str | None = Field(default=None, alias="openaiModel")
     # Per-function overrides of RESERVED_CONCURRENCY, or false to reserve none (new accounts often
     # have a concurrency quota too small to reserve from: Lambda keeps 100 unreserved).
     reserved_concurrency: dict[str, int] | Literal[False] | None = Field(default=None, alias="reservedConcurrency")
@@ -100,13 +105,13 @@ class Deployment(BaseModel):
         return CONSOLIDATION_MINUTES[self.profile] if self.every_minutes is None else self.every_minutes
 
     @property
-    def llm(self) -> Literal["bedrock", "anthropic"]:
-        return "anthropic" if self.anthropic_api_key_secret else "bedrock"
+    def llm(self) -> Literal["bedrock", "anthropic", "openai"]:
+        return "anthropic" if self.anthropic_api_key_secret else "openai" if self.openai_api_key_secret else "bedrock"
 
     @property
     def internet_egress(self) -> bool:
-        """Whether the functions must reach the internet (only the Anthropic API needs it)."""
-        return self.llm == "anthropic"
+        """Whether the functions must reach the internet (the Anthropic or an OpenAI-compatible API: Bedrock does not)."""
+        return self.llm != "bedrock"
 
     def concurrency(self, function: str) -> int | None:
         if self.reserved_concurrency is False:

@@ -40,15 +40,12 @@ class EngramStack(Stack):
         database.secret.grant_read(schema.function)
         search = Search(self, "Search", vpc=network.vpc, subnets=network.data_subnets,
                         clients_sg=network.functions_sg, master=schema.role) if deployment.prod else None
-        anthropic_key = None
-        if deployment.anthropic_api_key_secret:
-            secret = deployment.anthropic_api_key_secret
-            anthropic_key = (sm.Secret.from_secret_complete_arn(self, "AnthropicKey", secret) if secret.startswith("arn:")
-                             else sm.Secret.from_secret_name_v2(self, "AnthropicKey", secret))
+        anthropic_key = self._secret("AnthropicKey", deployment.anthropic_api_key_secret)
+        openai_key = self._secret("OpenAIKey", deployment.openai_api_key_secret)
         functions = Functions(self, "Functions", vpc=network.vpc, subnets=network.compute_subnets,
                               security_group=network.functions_sg, layer=layer, deployment=deployment,
-                              environment=self._settings(database, search, anthropic_key))
-        functions.grant_models(anthropic_key)
+                              environment=self._settings(database, search, anthropic_key, openai_key))
+        functions.grant_models(anthropic_key, openai_key)
         for fn in functions.by_name.values():
             database.secret.grant_read(fn)
         index_users = [functions[name] for name in INDEX_USERS] if search is not None else []
@@ -80,7 +77,15 @@ class EngramStack(Stack):
             CfnOutput(self, "UserPoolId", value=api.user_pool.user_pool_id)
             CfnOutput(self, "UserPoolClientId", value=api.user_pool_client.user_pool_client_id)
 
-    def _settings(self, database: Database, search: Search | None, anthropic_key: sm.ISecret | None) -> dict[str, object]:
+    def _secret(self, id: str, secret: str | None) -> sm.ISecret | None:
+        """An existing secret the context names by ARN or by name (None: none named)."""
+        if not secret:
+            return None
+        return (sm.Secret.from_secret_complete_arn(self, id, secret) if secret.startswith("arn:")
+                else sm.Secret.from_secret_name_v2(self, id, secret))
+
+    def _settings(self, database: Database, search: Search | None, anthropic_key: sm.ISecret | None,
+                  openai_key: sm.ISecret | None) -> dict[str, object]:
         """The functions' engram settings (field names of engram.config.Settings)."""
         d = self.deployment
         settings: dict[str, object] = {
@@ -95,6 +100,11 @@ class EngramStack(Stack):
             settings["opensearch_url"] = f"https://{search.domain.domain_endpoint}"
         if anthropic_key is not None:
             settings["anthropic_api_key_secret_arn"] = anthropic_key.secret_arn
+        if openai_key is not None:
+            settings["openai_api_key_secret_arn"] = openai_key.secret_arn
+        for name in ("openai_base_url", "openai_model"):
+            if getattr(d, name):
+                settings[name] = getattr(d, name)
         return settings
 
     @staticmethod

@@ -101,18 +101,20 @@ class Functions(Construct):
     def timeouts(self) -> dict[str, Duration]:
         return {name: Duration.seconds(timeout) for name, (timeout, _) in FUNCTIONS.items()}
 
-    def grant_models(self, anthropic_key: sm.ISecret | None) -> None:
+    def grant_models(self, anthropic_key: sm.ISecret | None, openai_key: sm.ISecret | None = None) -> None:
         """Lets each function call the configured models it uses, and no other: Titan for embeddings;
-        for the LLM either the Bedrock inference profiles or the Anthropic API key's secret."""
+        for the LLM either the Bedrock inference profiles or the API keys' secrets (Anthropic, OpenAI-compatible)."""
         titan = f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}::foundation-model/{self.deployment.titan_model}"
         for name in EMBEDDING_CALLERS:
             self.by_name[name].add_to_role_policy(iam.PolicyStatement(actions=["bedrock:InvokeModel"],
                                                                       resources=[titan]))
-        if anthropic_key is not None:
-            # Every function builds its model client at cold start (the composition root builds them all),
-            # and the Anthropic client needs its key to exist: all six read it, only three ever call the model.
+        keys = [k for k in (anthropic_key, openai_key) if k is not None]
+        # Every function builds its model clients at cold start (the composition root builds them all), and
+        # each client needs its key to exist: all six read them, only three ever call a model.
+        for key in keys:
             for function in self.by_name.values():
-                anthropic_key.grant_read(function)
+                key.grant_read(function)
+        if self.deployment.llm != "bedrock":
             return
         profiles = [f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}:{Aws.ACCOUNT_ID}:inference-profile/{profile}"
                     for profile in self.deployment.llm_profiles]

@@ -124,6 +124,7 @@ class Settings(BaseSettings):
     # Any OpenAI-compatible server (OpenAI, Azure OpenAI, OpenRouter, vLLM, Ollama, LM Studio, llama.cpp's server).
     openai_base_url: str | None = None  # None: OpenAI's API
     openai_api_key: str | None = None  # a local server without keys takes any
+    openai_api_key_secret_arn: str | None = None  # on AWS: the key read from Secrets Manager at cold start
     openai_model: str = "gpt-4o-mini"
     openai_max_tokens: int = Field(default=2048, ge=1)
     # A model per stage, `provider:model` (`openai:qwen2.5:7b`, `anthropic:claude-haiku-4-5`) or `offline`; unset:

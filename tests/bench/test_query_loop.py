@@ -15,6 +15,7 @@ a model without engram would have to be sent.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import time
@@ -25,6 +26,7 @@ from typing import TypeVar
 
 import pytest
 
+from engram.adapters.anthropic import _tool
 from engram.adapters.offline.llm import OfflineLLM
 from engram.model.common import new_id, utcnow
 from engram.model.context import QueryContext
@@ -56,6 +58,12 @@ QUESTIONS = 60
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
+def _prefix(can_request_more: bool) -> str:
+    """The cached prefix of an answer call as the Anthropic adapter sends it: the tools' definitions, the system text."""
+    tools = ["answer", "request_info"] if can_request_more else ["answer"]
+    return json.dumps([_tool(t) for t in tools]) + answer_prompt.SYSTEM
+
+
 class MeasuredModel:
     """The offline model, with every answer prompt it is sent rendered as the Anthropic adapter renders it
     and counted (the offline model itself sends nothing anywhere)."""
@@ -67,7 +75,8 @@ class MeasuredModel:
         self.sent_tokens = 0
 
     def _count(self, context: QueryContext, remaining: int | None) -> None:
-        text = answer_prompt.SYSTEM + "".join(str(m["content"]) for m in answer_prompt.messages(context, remaining))
+        text = _prefix(remaining is not None) + "".join(str(m["content"])
+                                                        for m in answer_prompt.messages(context, remaining))
         self.sent_tokens += int(len(text) / self.chars_per_token)
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
@@ -201,7 +210,7 @@ def test_the_loops_own_overhead_per_step_and_the_tokens_a_query_sends(world: Cli
                      baseline="the user's whole history", baseline_value=statistics.mean(history_tokens.values()))
     bench_report.add("tokens sent per query (p95)", _pct(sent_per_query, 0.95), "tokens")
     bench_report.add("tokens sent / whole history (mean)", statistics.mean(ratio_per_query), "ratio")
-    bench_report.add("  of which the cached prefix per model call", len(answer_prompt.SYSTEM) / h.query.chars_per_token,
+    bench_report.add("  of which the cached prefix per model call", len(_prefix(True)) / h.query.chars_per_token,
                      "tokens")
     assert len(every) >= QUESTIONS * 3
 

@@ -17,7 +17,9 @@ OVERRIDES: dict[str, Any] = {
     "profile": "small", "minAcu": "0.5", "maxAcu": "8", "jwtIssuer": "https://issuer.example.com/",
     "jwtAudience": "engram-agents", "corsOrigins": '["https://app.example.com"]', "consolidationEveryMinutes": "15",
     "bedrockModel": "eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "titanModel": "amazon.titan-embed-text-v2:0",
-    "anthropicApiKeySecret": "engram/anthropic-api-key", "reservedConcurrency": '{"api": 7}',
+    "anthropicApiKeySecret": "engram/anthropic-api-key", "openaiApiKeySecret": "engram/openai-api-key",
+    "openaiBaseUrl": "https://openrouter.ai/api/v1", "openaiModel": "qwen/qwen-2.5-7b-instruct",
+    "reservedConcurrency": '{"api": 7}',
     "alarmEmail": "oncall@example.com", "logLevel": "DEBUG",
 }
 
@@ -78,3 +80,10 @@ def prod(synths: Synths) -> Template:
 def overridden(synths: Synths) -> Template:
     """The small profile with every optional context value set (OVERRIDES)."""
     return synths.get("overridden", **OVERRIDES).template
+
+
+@pytest.fixture(scope="session")
+def openai(synths: Synths) -> Template:
+    """The small profile with an OpenAI-compatible API (and no Anthropic key) as the model."""
+    return synths.get("openai", profile="small", openaiApiKeySecret="engram/openai-api-key",
+                      openaiBaseUrl="http://vllm.internal.example:8000/v1").template

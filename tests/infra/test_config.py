@@ -35,3 +35,10 @@ def test_the_anthropic_api_needs_egress_and_bedrock_does_not() -> None:
     assert Deployment.from_context({"anthropicApiKeySecret": "engram/anthropic"}).internet_egress
     assert not Deployment().internet_egress
 
+
+def test_an_openai_compatible_api_is_the_model_unless_an_anthropic_key_is_named_and_needs_egress() -> None:
+    chosen = Deployment.from_context({"openaiApiKeySecret": "engram/openai"})
+    assert (chosen.llm, chosen.internet_egress) == ("openai", True)
+    both = Deployment.from_context({"openaiApiKeySecret": "engram/openai", "anthropicApiKeySecret": "engram/anthropic"})
+    assert both.llm == "anthropic"
+

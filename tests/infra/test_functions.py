@@ -158,6 +158,25 @@ def test_the_model_ids_come_from_the_context_and_the_anthropic_key_from_secrets_
         # Each builds its model client at cold start, so each reads the key: that secret and no other.
         read = [s["Resource"] for s in statements(overridden, role_of(props)) if "secretsmanager:GetSecretValue" in s["Action"]]
         assert any("engram/anthropic-api-key" in str(r) for r in read), folder
+        # The OpenAI-compatible key named too: its secret is passed and readable, for the stages given its models.
+        assert "engram/openai-api-key" in str(env["ENGRAM_OPENAI_API_KEY_SECRET_ARN"]) and "ENGRAM_OPENAI_API_KEY" not in env
+        assert any("engram/openai-api-key" in str(r) for r in read), folder
+        assert (env["ENGRAM_OPENAI_BASE_URL"], env["ENGRAM_OPENAI_MODEL"]) == ("https://openrouter.ai/api/v1",
+                                                                               "qwen/qwen-2.5-7b-instruct")
+
+
+def test_an_openai_compatible_api_is_the_model_with_its_key_from_secrets_manager(openai: Template) -> None:
+    titan = DEFAULTS.titan_model
+    assert _invocable_models(openai) == {"ingest": set(), "resolve": set(), "api": {titan}, "extract": {titan},
+                                         "query_step": {titan}, "consolidate": {titan}}  # Bedrock: embeddings only
+    for folder, (_, props) in engram_functions(openai).items():
+        env = environment(openai, folder)
+        assert env["ENGRAM_LLM"] == "openai" and "ENGRAM_OPENAI_API_KEY" not in env  # the key is never in the env
+        assert env["ENGRAM_OPENAI_BASE_URL"] == "http://vllm.internal.example:8000/v1"
+        assert "ENGRAM_OPENAI_MODEL" not in env and "ENGRAM_ANTHROPIC_API_KEY_SECRET_ARN" not in env
+        assert "engram/openai-api-key" in str(env["ENGRAM_OPENAI_API_KEY_SECRET_ARN"])
+        read = [s["Resource"] for s in statements(openai, role_of(props)) if "secretsmanager:GetSecretValue" in s["Action"]]
+        assert any("engram/openai-api-key" in str(r) for r in read), folder
 
 
 def test_each_function_is_configured_through_engrams_typed_settings_with_powertools_and_json_logs(

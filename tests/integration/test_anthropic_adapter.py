@@ -19,11 +19,10 @@ from respx.mocks import HTTPXMocker
 from engram.adapters.anthropic import (
     AnswerTool,
     AnthropicLLM,
-    RequestInfoTool,
     SynthesisTool,
     build_llm,
 )
-from engram.adapters.structured import lean
+from engram.adapters.structured import bare, lean, tool_schema
 from engram.config import Settings
 from engram.errors import ConfigurationError, EngramError, ExtractionRejected, InvalidInput, LLMUnavailable
 from engram.model.context import QueryContext
@@ -255,7 +254,12 @@ def test_a_model_that_may_ask_for_more_chooses_between_answer_and_request_info(
     assert body["model"] == MODEL
     assert body["tool_choice"] == {"type": "any"}
     assert [(t["name"], t["input_schema"]) for t in body["tools"]] == [
-        ("answer", lean(AnswerTool.model_json_schema())), ("request_info", lean(RequestInfoTool.model_json_schema()))]
+        ("answer", tool_schema("answer")), ("request_info", tool_schema("request_info"))]
+    # lean and bare: no titles, descriptions or defaults; the question's signals asked for on `answer` only
+    assert tool_schema("answer") == bare(lean(AnswerTool.model_json_schema())) | {"properties": {
+        **bare(lean(AnswerTool.model_json_schema()))["properties"],
+        "sources": {"items": {"$ref": "#/$defs/CitedItem"}, "type": "array"}}}
+    assert "question_signals" not in tool_schema("request_info")["properties"]
     assert body["system"] == _system(answer_prompt.SYSTEM)
     content = body["messages"][0]["content"]
     assert "- semantic sem_01: Dana lives_in Lisbon" in content
@@ -291,7 +295,7 @@ def test_the_instructions_and_capability_definitions_are_a_cached_prefix_the_sam
     route = api.post("/v1/messages").mock(return_value=recorded("request_info"))
     first = _context()
     later = first.model_copy(update={"items": [*first.items, ContextItem(
-        kind="entity", id="ent_sam", text="Sam (person) [summary: expand for the full record]", full=False)]})
+        kind="entity", id="ent_sam", text="Sam (person) [summary]", full=False)]})
 
     llm.answer(first, can_request_more=True, remaining_info_requests=3, temperature=0.2)
     llm.answer(later, can_request_more=True, remaining_info_requests=2, temperature=0.2)
@@ -300,10 +304,11 @@ def test_the_instructions_and_capability_definitions_are_a_cached_prefix_the_sam
     # tools, then system: the prompt-cache prefix, marked at its end and identical across rounds
     assert (one["tools"], one["system"]) == (two["tools"], two["system"])
     assert one["system"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert "expand_entity {entity_id}" in one["system"][0]["text"]
-    # what changes per round, the ids a request may name, is in the user message only
+    request_info = next(t for t in one["tools"] if t["name"] == "request_info")
+    assert "expand_entity {entity_id}" in request_info["description"]  # the capabilities ride with request_info
+    # what changes per round, the items and the ids a request may name, is in the user message only
     assert "ent_sam" not in one["messages"][0]["content"]
-    assert "to expand (expand_entity.entity_id, entity_ids): [ent_sam]" in two["messages"][0]["content"]
+    assert "- entity ent_sam: Sam (person) [summary]" in two["messages"][0]["content"]
 
 
 def test_a_model_out_of_info_requests_is_forced_to_answer(api: respx.Router, llm: AnthropicLLM) -> None:

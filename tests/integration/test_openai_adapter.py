@@ -236,3 +236,20 @@ def test_settings_choose_the_openai_server_and_give_stages_their_own_models(api:
     assert isinstance(llm, StagedLLM) and sent(route)["model"] == "qwen2.5:7b"
     assert route.call_count == 1 and extracted.model == "offline-heuristic"  # extraction stayed offline
     assert isinstance(build_llm(settings), OpenAICompatibleLLM) and build_llm(settings).name == "big"
+
+
+def test_on_aws_the_key_is_read_from_secrets_manager_at_build_time(api: respx.Router,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import boto3
+    from moto import mock_aws
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    route = api.post("/chat/completions").mock(return_value=completion(CALLS["summarize"][2]))
+    with mock_aws():
+        arn = boto3.client("secretsmanager").create_secret(Name="engram/openai-api-key",
+                                                           SecretString='{"api_key": "sk-from-secret"}')["ARN"]
+        llm = build_configured_llm(Settings(llm="openai", openai_base_url=BASE, openai_api_key_secret_arn=arn,
+                                            llm_max_retries=0))
+    llm.summarize("user Dana", ["I moved to Lisbon."])
+
+    assert route.calls[-1].request.headers["authorization"] == "Bearer sk-from-secret"

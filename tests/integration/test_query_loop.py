@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
@@ -9,13 +10,14 @@ import pytest
 from engram.app.inline import run_query
 from engram.errors import CapabilityRejected
 from engram.model.context import QueryContext
-from engram.model.queries import InfoRequest, QueryConfig, QueryRequest
+from engram.model.queries import Answer, InfoRequest, NeedsMoreInfo, QueryConfig, QueryRequest, Source
 from engram.ports.clients import Clients
 from engram.query import loop
 from engram.query import offer as offers
 from engram.query.submit import submit_query
 from engram.retrieval.search import search
 from tests.builder import remember
+from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.integration
 
@@ -79,13 +81,19 @@ def test_the_first_context_holds_entities_as_summaries_and_expanding_one_brings_
     assert dana is not None and dana.entity_id in context.summary_entity_ids()
     assert context.stats().entity_summaries >= 1 and context.stats().full_entities == 0
 
-    state = loop.ask(clients, clients.world(state.world_id), state)  # the offline model: Dana is named and only a summary, so expand her first
+    # A model that asks for Dana's record (the offline one answers from the hits in one call: tests/unit).
+    scripted = dataclasses.replace(clients, llm=ScriptedLLM([  # type: ignore[arg-type]
+        NeedsMoreInfo(info_requests=[InfoRequest(capability="expand_entity", params={"entity_id": dana.entity_id})]),
+        Answer(content="Dana lives in Lisbon.", confidence=0.8,
+               sources=[Source(kind="entity", id=dana.entity_id, excerpt="Dana", contribution=0.7),
+                        Source(kind="entity", id=dana.entity_id, excerpt="Dana")])]))
+    state = loop.ask(scripted, clients.world(state.world_id), state)
     assert state.outcome == "needs_more_info"
     context = clients.store.load_context(world, query.query_id)
     assert context is not None
     assert [(r.capability, r.params) for r in context.pending_requests] == [
         ("expand_entity", {"entity_id": dana.entity_id})]
-    state = loop.ask(clients, clients.world(state.world_id), loop.fulfil(clients, clients.world(state.world_id), state))
+    state = loop.ask(scripted, clients.world(state.world_id), loop.fulfil(clients, clients.world(state.world_id), state))
     final = loop.finish(clients, state)
 
     context = clients.store.load_context(world, query.query_id)
@@ -122,7 +130,7 @@ def test_merge_upgrades_a_summary_to_its_record_once_and_keeps_other_items_uniqu
     assert stats.estimated_tokens == stats.characters // 4 and stats.by_kind == {"entity": 1, "event": 1}
 
 
-def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> None:
+def test_thinning_compacts_then_strips_long_bodies_then_drops_low_scores() -> None:
     from engram.model.context import QueryContext
     from engram.model.heuristics import DEFAULT_HEURISTICS
     from engram.model.queries import ContextItem
@@ -133,7 +141,7 @@ def test_thinning_drops_low_scores_then_strips_long_bodies_then_compacts() -> No
     items = [ContextItem(kind="summary", id=f"s{n}", text="word " * 100, score=n / 10) for n in range(6)]
     context = QueryContext(query_id="x", world_id="w", question="?", items=items, conversation=["line"] * 6)
     taken = budget.thin(context, h)
-    assert taken == ["dropped 3 low-scoring items", "stripped the bodies of summaries", "compacted"]
+    assert taken == ["compacted", "stripped the bodies of summaries", "dropped 3 low-scoring items"]
     assert [i.id for i in context.items] == ["s3", "s4", "s5"]
     assert all(len(i.text) <= 101 for i in context.items) and len(context.conversation) == 3
     assert context.stats(h.query.chars_per_token).estimated_tokens <= 80

@@ -53,8 +53,9 @@ def test_the_registry_names_exactly_the_capabilities_an_info_request_may_carry()
 def test_every_registered_capability_has_its_line_in_the_answer_and_research_prompts() -> None:
     lines = answer.capability_lines()
     assert len(lines) == len(offers.CAPABILITIES)
-    for system in (answer.SYSTEM, research.PLAN_SYSTEM, research.EVALUATE_SYSTEM):
+    for system in (research.PLAN_SYSTEM, research.EVALUATE_SYSTEM):
         assert "\n".join(lines) + "\n\n" in system
+    assert "\n".join(lines) + "\n" in answer.REQUEST_INFO  # the answer round: on request_info, sent with it only
     for name, capability in offers.CAPABILITIES.items():
         assert any(line.startswith(f"- {name} {{") for line in lines), name
         assert capability.summary and not capability.summary.endswith(".")

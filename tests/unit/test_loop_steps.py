@@ -49,6 +49,22 @@ def test_the_first_context_holds_the_search_hits_the_entities_as_summaries_and_t
     assert query.status == "processing" and [t.step for t in query.trace] == ["init"]
 
 
+def test_an_entity_the_question_names_comes_in_full_only_when_its_record_is_short() -> None:
+    fakes = FakePorts()
+    state = _asked(fakes)  # "Where does Dana live?": Dana's record (her facts) is longer than a stripped body
+    dana = fakes.store.find_entity_by_name("wq", "dana")
+    context = fakes.store.load_context("wq", state.query_id)
+    assert dana is not None and context is not None and dana.entity_id in context.summary_entity_ids()
+    roomy = World("wq", heuristics=WORLD.heuristics.with_overrides({"context_summary_body_chars": 5000}))
+    query = submit_query(fakes, "wq", QueryRequest(user_id="dana", question="Where does Dana live?", mode="async"))
+    state = loop.init(fakes, roomy, loop.LoopState(world_id="wq", query_id=query.query_id))
+    context = fakes.store.load_context("wq", state.query_id)
+    assert context is not None and dana.entity_id in context.full_entity_ids()
+    record = next(i for i in context.items if i.id == dana.entity_id)
+    assert "Lisbon" in record.text and dana.entity_id not in context.expandable_entity_ids()
+    assert all(not i.full for i in context.items if i.kind == "entity" and i.id != dana.entity_id)  # the others
+
+
 def test_initialising_again_changes_nothing() -> None:
     fakes = FakePorts()
     state = _asked(fakes)
@@ -69,10 +85,24 @@ def test_an_answer_ends_the_loop_citing_only_what_the_context_holds() -> None:
     assert query.model == "scripted" and query.model_calls == 1
 
 
-def test_the_model_asks_for_an_entitys_record_gets_it_and_then_answers() -> None:
-    fakes = FakePorts()  # the offline model: Dana is named and held only as a summary, so it expands her first
+def test_a_first_context_that_holds_the_answer_is_answered_in_one_model_call() -> None:
+    fakes = FakePorts()  # the offline model: the search hits say where Dana lives, so it asks for nothing more
     state = loop.ask(fakes, WORLD, _asked(fakes))
+    query = _query(fakes, state)
+    assert (state.outcome, state.iteration) == ("answer", 1) and [t.step for t in query.trace] == ["init", "ask"]
+    assert query.answer is not None and "Lisbon" in query.answer.content
+
+
+def test_the_model_asks_for_an_entitys_record_gets_it_and_then_answers() -> None:
+    fakes = FakePorts()
+    state = _asked(fakes)
     dana = fakes.store.find_entity_by_name("wq", "dana")
+    assert dana is not None
+    fakes.llm = ScriptedLLM([NeedsMoreInfo(info_requests=[InfoRequest(capability="expand_entity",
+                                                                      params={"entity_id": dana.entity_id})]),
+                             Answer(content="Dana lives in Lisbon.", confidence=0.9,
+                                    sources=[Source(kind="entity", id=dana.entity_id, excerpt="Dana")])])
+    state = loop.ask(fakes, WORLD, state)
     context = fakes.store.load_context("wq", state.query_id)
     assert state.outcome == "needs_more_info" and dana is not None and context is not None
     assert [(r.capability, r.params) for r in context.pending_requests] == [

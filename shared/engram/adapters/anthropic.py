@@ -61,20 +61,22 @@ class AnthropicLLM(StructuredLLM):
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": block.id, "is_error": True,
                                               "content": correction}]}]
 
-    def _create(self, *, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str],
-                forced: str | None, temperature: float) -> Any:
-        # `temperature` is accepted for the port's sake; this SDK's Messages API no longer takes it.
+    def request(self, *, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str],
+                forced: str | None) -> dict[str, Any]:
+        """The Messages API request body: tools, then system (the cached prefix, marked at its end), then messages."""
         choice = {"type": "tool", "name": forced} if forced else {"type": "any"}
         texts = [system] if isinstance(system, str) else system
         blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
         blocks[-1]["cache_control"] = {"type": "ephemeral"}  # the prefix ends after the last system block
+        return {"model": model, "max_tokens": self.max_tokens, "messages": messages, "tool_choice": choice,
+                "system": blocks, "tools": [_tool(t) for t in tools]}
+
+    def _create(self, *, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str],
+                forced: str | None, temperature: float) -> Any:
+        # `temperature` is accepted for the port's sake; this SDK's Messages API no longer takes it.
         try:
-            request: dict[str, Any] = {
-                "model": model, "max_tokens": self.max_tokens, "messages": messages, "tool_choice": choice,
-                "system": blocks,
-                "tools": [_tool(t) for t in tools],
-            }
-            return self.client.messages.create(**request)
+            return self.client.messages.create(**self.request(model=model, system=system, messages=messages,
+                                                              tools=tools, forced=forced))
         except anthropic.RateLimitError as exc:
             raise LLMUnavailable("the model provider is rate limiting", details=_error_details(exc)) from exc
         except anthropic.APITimeoutError as exc:

@@ -72,7 +72,7 @@ class SynthesisTool(BaseModel):
 TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "record_facts": (ExtractionResult, "Record the facts the messages state."),
     "answer": (AnswerTool, "Answer the question from the context, citing item ids."),
-    "request_info": (RequestInfoTool, "Ask for information the context lacks, through declared capabilities."),
+    "request_info": (RequestInfoTool, answer_prompt.REQUEST_INFO),
     "write_summary": (WrittenSummary, "Write the summary and name the facts it confirms."),
     "report_inflection": (InflectionAssessment, "Report the inflection point the conversation is at, or none."),
     "report_conflicts": (ConflictCheck, "Report the pairs of facts that cannot both be true."),
@@ -239,9 +239,33 @@ class StructuredLLM:
         raise NotImplementedError
 
 
+# The tools of every answer round: the system prompt says what their fields are, so their schemas carry no
+# descriptions and no defaults (each round resends them; validation still applies the defaults).
+_BARE = frozenset({"answer", "request_info"})
+
+
 def tool_schema(name: str) -> dict[str, Any]:
-    """A tool's input schema: its pydantic model's JSON schema, lean."""
-    return lean(TOOLS[name][0].model_json_schema())
+    """A tool's input schema: its pydantic model's JSON schema, lean (and bare for the answer round's tools). The
+    question's signals are asked for on `answer` only, the call that ends every question (request_info still
+    accepts them)."""
+    schema = lean(TOOLS[name][0].model_json_schema())
+    if name == "request_info":  # the capabilities' names are the description's lines: no enum restating them
+        schema["properties"] = {k: v for k, v in schema["properties"].items() if k != "question_signals"}
+        schema["$defs"] = {k: v for k, v in schema["$defs"].items() if k != "QuestionSignal"}
+        schema["$defs"]["InfoRequest"]["properties"]["capability"] = {"type": "string"}
+    if name == "answer":  # a source is asked for as {id, contribution}; a bare id is still accepted
+        schema["properties"]["sources"]["items"] = {"$ref": "#/$defs/CitedItem"}
+    return bare(schema) if name in _BARE else schema
+
+
+def bare(schema: Any) -> Any:
+    """A JSON schema without `description`s and `default`s (properties of those names, under `properties`, stay)."""
+    if isinstance(schema, list):
+        return [bare(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: ({n: bare(v) for n, v in value.items()} if k in ("properties", "$defs") else bare(value))
+            for k, value in schema.items() if k not in ("description", "default")}
 
 
 def lean(schema: Any) -> Any:

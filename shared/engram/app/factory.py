@@ -65,11 +65,7 @@ def build_embedder(settings: Settings) -> Embedder:
 def build_llm(settings: Settings) -> LLM:
     """The model `ENGRAM_LLM` names, and where `ENGRAM_MODEL_<STAGE>` gives a stage its own, each stage's (a model
     named twice is built once)."""
-    if settings.anthropic_api_key_secret_arn and not settings.anthropic_api_key:
-        # On AWS the key lives in Secrets Manager (never in the function's environment): read it once, at cold start.
-        from engram.adapters.secrets import api_key
-
-        settings = settings.model_copy(update={"anthropic_api_key": api_key(settings.anthropic_api_key_secret_arn)})
+    settings = _keys_from_secrets(settings)
     from engram.adapters.engine_first import engine_first
 
     # The language engine reads every extraction window first; a model, only the windows it cannot.
@@ -84,6 +80,19 @@ def build_llm(settings: Settings) -> LLM:
         if (provider, model) not in built:
             built[provider, model] = engine_first(_provider_llm(settings, provider, model))
     return StagedLLM(default, {stage: built[spec] for stage, spec in stages.items()})
+
+
+def _keys_from_secrets(settings: Settings) -> Settings:
+    """The API keys Secrets Manager holds (on AWS the keys are never in the function's environment), read once, at
+    cold start; a key already set wins."""
+    keys = {key: arn for key, arn in (("anthropic_api_key", settings.anthropic_api_key_secret_arn),
+                                       ("openai_api_key", settings.openai_api_key_secret_arn))
+            if arn and not getattr(settings, key)}
+    if not keys:
+        return settings
+    from engram.adapters.secrets import api_key
+
+    return settings.model_copy(update={key: api_key(arn) for key, arn in keys.items()})
 
 
 def _provider_llm(settings: Settings, provider: LLMKind, model: str | None) -> LLM:

@@ -9,7 +9,9 @@ Porter-stemmed; categories 2 to 4 score the token F1 of the answer against the g
 the part before the first ";"); category 1 splits both at commas and averages, over the gold parts, the best F1
 of any predicted part; category 5 (adversarial: never said) is right when the answer abstains, and is reported
 as the share answered "I don't know". Tokens per question: the model's usage when one is configured; for the
-offline model (which sends nothing) the characters the Anthropic answer prompt would be sent, over four.
+offline model (which sends nothing) the characters of the requests the Anthropic adapter would send for its answer
+calls (built by the adapter's own request builder), over four: no tokenizer of Anthropic's models is available
+offline. The prefix (tools and system) is reported apart: the provider caches it.
 """
 
 from __future__ import annotations
@@ -98,38 +100,80 @@ class Reply:
     answer: str
     score: float
     confidence: float | None = None
-    tokens: float = 0.0
+    tokens: float = 0.0  # all the tokens the answer calls sent, the cached prefix included
+    cached_tokens: float = 0.0  # of which the prefix a provider caches (tools and system)
+    calls: int = 0
+
+
+@dataclass
+class Sent:
+    """What the answer calls of one question sent, in characters: the cacheable prefix (tools and system) and the
+    rest (the messages)."""
+
+    prefix: int = 0
+    messages: int = 0
+    calls: int = 0
 
 
 class PromptMeter:
-    """Wraps a model: counts the characters the Anthropic answer prompt would carry for each answer call
-    (system prompt, tool schemas, messages); every other call passes through."""
+    """Wraps a model: for each answer call, builds the request the Anthropic adapter would send for it (its own
+    request builder, the model's reply stubbed: nothing is sent) and counts its characters; every call, the
+    wrapped model's answer included, passes through."""
 
     def __init__(self, inner: LLM) -> None:
         self.inner = inner
         self.name = inner.name
-        self.chars = 0
+        self.sent = Sent()
+        self.recorder: Any = _recorder()
+
+    @property
+    def chars(self) -> int:
+        return self.sent.prefix + self.sent.messages
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
-        self._meter(context, remaining_info_requests if can_request_more else None,
-                    ["answer", "request_info"] if can_request_more else ["answer"])
+        self.recorder.answer(context, can_request_more=can_request_more,
+                             remaining_info_requests=remaining_info_requests, temperature=temperature)
+        self._count()
         return self.inner.answer(context, can_request_more=can_request_more,
                                  remaining_info_requests=remaining_info_requests, temperature=temperature)
 
     def force_answer(self, context: QueryContext, *, temperature: float) -> LLMReply[Answer]:
-        self._meter(context, None, ["answer"])
+        self.recorder.force_answer(context, temperature=temperature)
+        self._count()
         return self.inner.force_answer(context, temperature=temperature)
 
-    def _meter(self, context: QueryContext, remaining: int | None, tools: list[str]) -> None:
-        from engram.adapters.anthropic import _tool
-        from engram.prompts import answer as answer_prompt
-
-        self.chars += len(answer_prompt.SYSTEM) + sum(len(json.dumps(_tool(t))) for t in tools)
-        self.chars += sum(len(m["content"]) for m in answer_prompt.messages(context, remaining))
+    def _count(self) -> None:
+        body = self.recorder.body
+        self.sent.prefix += len(json.dumps(body["tools"])) + sum(len(b["text"]) for b in body["system"])
+        self.sent.messages += sum(len(m["content"]) for m in body["messages"])
+        self.sent.calls += 1
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+def _recorder_class() -> type:
+    from engram.adapters.anthropic import AnthropicLLM
+    from engram.adapters.structured import Attempt
+    from engram.ports import Usage
+
+    class Recorder(AnthropicLLM):
+        """The Anthropic adapter with its request kept instead of sent, and a valid answer as the stubbed reply."""
+
+        body: dict[str, Any]
+
+        def _send(self, *, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str],
+                  forced: str | None, temperature: float) -> Attempt:
+            self.body = self.request(model=model, system=system, messages=messages, tools=tools, forced=forced)
+            return Attempt("answer", {"content": "-", "confidence": 0.0}, Usage(), None)
+
+    return Recorder
+
+
+def _recorder() -> Any:
+    """A recorder (its class built on first use: the anthropic SDK loads only when a bench meters)."""
+    return _recorder_class()(None, model="claude-sonnet-4-5", fast_model="claude-haiku-4-5")
 
 
 def asker(conversation: Conversation, question: str) -> str:
@@ -167,13 +211,19 @@ def _ask_all(metered: Clients, meter: PromptMeter, offline: bool, conversations:
     with progress.bar("answering with engram", sum(len(c.questions) for c in conversations)) as advance:
         for conv in conversations:
             for q in conv.questions:
-                before = meter.chars
+                meter.sent = Sent()
                 query = submit_query(metered, world_of(conv), QueryRequest(user_id=asker(conv, q.question),
                                                                           question=q.question))
                 answer = query.answer.content if query.answer else ""
-                tokens = (meter.chars - before) / CHARS_PER_TOKEN if offline else float(query.input_tokens)
+                if offline:
+                    tokens, cached = meter.chars / CHARS_PER_TOKEN, meter.sent.prefix / CHARS_PER_TOKEN
+                    calls = meter.sent.calls
+                else:  # the provider's count: the cached prefix is what it read from (or wrote to) its cache
+                    tokens, calls = float(query.input_tokens), query.model_calls
+                    cached = float(sum(t.detail.get("tokens", {}).get("cache_read", 0)
+                                       + t.detail.get("tokens", {}).get("cache_write", 0) for t in query.trace))
                 out.append(Reply(conv.sample_id, q.category, q.question, q.answer, answer, score(answer, q),
-                                 query.answer.confidence if query.answer else None, tokens))
+                                 query.answer.confidence if query.answer else None, tokens, cached, calls))
                 advance(1)
     return out
 
@@ -241,10 +291,23 @@ def summarize(dataset: str, replies: dict[str, list[Reply]]) -> dict[str, Any]:
                         "abstain_rate_cat1_4": _mean([float(abstains(r.answer)) for r in answered])},
             "by_category": by_category,
             "questions": {"cat1_4": len(answered), "cat5": len(adversarial)},
+            "tokens": {name: tokens(part) for name, part in
+                       [("all", rows), *((c, [r for r in rows if r.category == c]) for c in [*CATEGORIES.values(),
+                                                                                             "adversarial"])]},
         }
         if any(r.confidence is not None for r in rows):
             document["systems"][system]["reliability"] = reliability(answered)
     return document
+
+
+def tokens(rows: Sequence[Reply]) -> dict[str, float]:
+    """Tokens per question (mean and 95th percentile), the mean split into the cached prefix and the rest, and the
+    model calls per question."""
+    sent = sorted(r.tokens for r in rows)
+    return {"mean": _mean(sent), "p95": round(sent[min(len(sent) - 1, int(0.95 * len(sent)))], 1) if sent else 0.0,
+            "cached_mean": _mean([r.cached_tokens for r in rows]),
+            "uncached_mean": _mean([r.tokens - r.cached_tokens for r in rows]),
+            "calls_mean": _mean([float(r.calls) for r in rows])}
 
 
 def reliability(rows: Sequence[Reply]) -> list[dict[str, Any]]:
@@ -272,6 +335,12 @@ def table(document: dict[str, Any]) -> str:
         lines.append(f"{system:<10} {result['overall']['f1']:>7.3f} "
                      + " ".join(f"{result['by_category'][c]:>12.3f}" for c in categories[:-1])
                      + f" {result['overall']['abstain_rate_cat5']:>12.3f} {result['overall']['tokens_per_question']:>9.1f}")
+    spent = document["systems"].get("engram", {}).get("tokens", {})
+    if spent:
+        lines += ["", "engram tokens per question (the answer calls' requests; cached: the tools and system prefix)",
+                  f"  {'category':<12} {'mean':>7} {'p95':>7} {'cached':>7} {'uncached':>8} {'calls':>6}"]
+        lines += [f"  {c:<12} {t['mean']:>7.0f} {t['p95']:>7.0f} {t['cached_mean']:>7.0f} {t['uncached_mean']:>8.0f}"
+                  f" {t['calls_mean']:>6.2f}" for c, t in spent.items()]
     rows = document["systems"].get("engram", {}).get("reliability", [])
     if rows:
         lines += ["", "engram confidence -> mean F1 (categories 1-4)"]

@@ -1,5 +1,5 @@
-"""Context thinning at token budgets: drop the lowest-scoring items, then strip the bodies of summaries
-(and of anything as long), then compact the conversation."""
+"""Context thinning at token budgets: the conversation lines items already show, then compaction, then the bodies
+of summaries (and of anything as long), then the lowest-scoring items."""
 
 from __future__ import annotations
 
@@ -9,22 +9,40 @@ from engram.model.research import ResearchBudgets
 
 
 def thin(context: QueryContext, h: Heuristics) -> list[str]:
-    """Thin the context in place until it fits `context_token_budget`; returns the measures taken (for the
-    trace)."""
+    """Thin the context in place until it fits `context_token_budget`: first the conversation lines an item already
+    shows go (the item says it, with its id and date); then, over budget, the conversation is compacted, long bodies
+    are stripped, and only then the lowest-scoring items are dropped (the search's evidence goes last). Returns the
+    measures taken (for the trace)."""
     taken: list[str] = []
+    unshown = unshown_conversation(context)
+    if len(unshown) < len(context.conversation):
+        taken.append(f"left out {len(context.conversation) - len(unshown)} conversation lines items show")
+        context.conversation = unshown
     budget = h.query.context_token_budget
     if _tokens(context, h) <= budget:
         return taken
-    dropped = _drop(context, h, budget, h.query.context_keep_at_least)
-    if dropped:
-        taken.append(f"dropped {dropped} low-scoring items")
+    _compact(context, h)
+    taken.append("compacted")
     if _tokens(context, h) > budget:
         _mask(context, h)
         taken.append("stripped the bodies of summaries")
     if _tokens(context, h) > budget:
-        _compact(context, h)
-        taken.append("compacted")
+        dropped = _drop(context, h, budget, h.query.context_keep_at_least)
+        if dropped:
+            taken.append(f"dropped {dropped} low-scoring items")
     return taken
+
+
+def unshown_conversation(context: QueryContext) -> list[str]:
+    """The conversation lines (`- <who> (<when>): <text>`) whose text no event item already shows (a search hit is
+    often also a line of the conversation context: the item, with its id and date, is kept); a header stays only
+    with lines under it."""
+    shown = [i.text for i in context.items if i.kind == "event"]
+    kept = [line for line in context.conversation if not (
+        line.startswith("- ") and (said := line.partition("): ")[2]) and any(t.endswith(said) for t in shown))]
+    if len(kept) < len(context.conversation) and not any(line.startswith("- ") for line in kept):
+        return []
+    return kept
 
 
 def research_budgets(h: Heuristics) -> ResearchBudgets:

@@ -288,7 +288,7 @@ def entity_summary(entity: CanonicalEntity, score: float = 0.5) -> ContextItem:
     text = f"{entity.name} ({entity.entity_type})"
     if entity.description:
         text += f": {entity.description.split('. ')[0][:160]}"
-    return ContextItem(kind="entity", id=entity.entity_id, text=text + " [summary: expand for the full record]",
+    return ContextItem(kind="entity", id=entity.entity_id, text=text + " [summary]",
                        score=score, entity_ids=[entity.entity_id], full=False, name=entity.name)
 
 

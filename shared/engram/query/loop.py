@@ -8,6 +8,7 @@ import dataclasses
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -15,8 +16,9 @@ from pydantic import BaseModel
 from engram.errors import CapabilityRejected, NotFound
 from engram.model.common import utcnow
 from engram.model.context import QueryContext
+from engram.model.entities import CanonicalEntity
 from engram.model.heuristics import Heuristics
-from engram.model.queries import Answer, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
+from engram.model.queries import Answer, ContextItem, NeedsMoreInfo, QueryMode, Source, TraceStep, WorldQuery
 from engram.model.world import World
 from engram.ports import LLM, Embedder, KeywordIndex, Usage, WebSearch
 from engram.query import budget, capabilities
@@ -116,8 +118,9 @@ def _record_usage(query: WorldQuery, record: dict[str, Any], usage: Usage, model
 
 def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
     """Build the first context, compact on purpose: the fused search's best hits, the entities they
-    touch as summaries (their full records come when asked for), those entities' direct relationships,
-    and the conversation context. With the query's `as_of`, all of it as memory stood then."""
+    touch as summaries (their full records come when asked for; an entity the question names comes in full when its
+    record is short), those entities' direct relationships, and the conversation context. With the query's `as_of`,
+    all of it as memory stood then."""
     query, existing = _load(clients, state)
     if existing is not None and _done(query, 0, "init"):
         return _state(query, 0, None)
@@ -138,8 +141,8 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
                                         ))[: query.config.max_initial_entities]
         entities = {e.entity_id: e for e in clients.store.get_entities(query.world_id, entity_ids)}
         named = {e.entity_id for e in found.entities}
-        context.merge([capabilities.entity_summary(entities[e], score=1.0 if e in named else 0.5)
-                       for e in entity_ids if e in entities])
+        context.merge([_first_record(clients, world, query.user_id, entities[e], as_of) if e in named
+                       else capabilities.entity_summary(entities[e]) for e in entity_ids if e in entities])
         context.definitions = sorted({e.entity_type for e in entities.values()})
         if query.config.include_relationships:
             for entity_id in [e for e in entity_ids if e in entities][: h.query.query_relationship_entities]:
@@ -160,6 +163,17 @@ def init(clients: LoopPorts, world: World, state: LoopState) -> LoopState:
                             "search_ms": found.search_time_ms}
     clients.store.save_query(query)
     return _state(query, 0, None)
+
+
+def _first_record(clients: LoopPorts, world: World, user_id: str, entity: CanonicalEntity,
+                  as_of: datetime | None) -> ContextItem:
+    """An entity the question names, in the first context: its full record when that is no longer than a stripped
+    body (`context_summary_body_chars`: a summary would cost the model a round to expand for a few words), else its
+    summary."""
+    record = capabilities.entity_record(clients, world, user_id, entity, as_of=as_of)
+    if len(record.text) <= world.heuristics.query.context_summary_body_chars:
+        return record
+    return capabilities.entity_summary(entity, score=1.0)
 
 
 def ask(clients: LoopPorts, world: World, state: LoopState) -> LoopState:

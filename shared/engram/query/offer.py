@@ -153,12 +153,14 @@ class Offer:
         """The entities an expand request may name: the summaries not loaded in full yet."""
         return self.held[EXPANDABLE]
 
-    def describe(self) -> list[str]:
+    def describe(self, shown: Mapping[IdKind, frozenset[str]] | None = None) -> list[str]:
         """The values this round's id parameters may take, each list said once, with the parameters taking it
         (`capability.parameter` where a parameter's name takes different lists in different capabilities); when
-        some capabilities are withdrawn, the ones offered come first."""
-        lines = [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]"
-                 for kind, ids in self.held.items()]
+        some capabilities are withdrawn, the ones offered come first. A kind whose ids are exactly `shown[kind]`
+        (ids the prompt's own items carry, as its instructions say) is left out."""
+        shown = shown or {}
+        lines = [f"- {kind.plural} ({', '.join(_NAMED_BY[kind])}): [{', '.join(ids)}]" for kind, ids in self.held.items()
+                 if kind not in shown or set(ids) != shown[kind]]
         if len(self.capabilities) == len(CAPABILITIES):
             return lines
         return [f"- capabilities offered (no other): [{', '.join(self.capabilities)}]", *lines]

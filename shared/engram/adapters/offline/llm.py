@@ -98,31 +98,30 @@ class OfflineLLM:
 
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
-        """Expand first any entity the question names that the context holds only as a summary; then answer with
-        the value asked for (engram.adapters.offline.answers); lacking one, ask for entities or a search."""
+        """Answer with the value asked for (engram.adapters.offline.answers) when the context holds it; lacking one,
+        ask for what the question points at: the entities it names that the context holds only as summaries, or,
+        with no entity in view, a search with its words. Otherwise it says it does not know: the first context is
+        the fused search for the question already, and an entity it does not name is a guess worth no round (each
+        round resends the whole prompt)."""
         signals = self._question_signals(context.question)
-        if can_request_more and remaining_info_requests > 0:
-            named = _named_summaries(context)
-            if named:
-                return LLMReply(NeedsMoreInfo(info_requests=[InfoRequest(
-                    capability="expand_entity", params={"entity_id": e},
-                    reason="the question names this entity and the context holds only its summary")
-                    for e in named[:2]], reason="a named entity's full record is missing"), _NO_USAGE, NAME, signals)
         reply = answers.answer(context)
         if reply.content != answers.UNKNOWN or not (can_request_more and remaining_info_requests > 0):
             return LLMReply(reply, _NO_USAGE, NAME, signals)
-        expandable = context.expandable_entity_ids()[:2]
-        if expandable:
-            requests = [InfoRequest(capability="expand_entity", params={"entity_id": e},
-                                    reason="no context item answers the question yet") for e in expandable]
-        elif context.memory_capabilities:
-            requests = [InfoRequest(capability="search_memories", params={"query": context.question[:500], "limit": 10},
-                                    reason="look for memories with the question's words")]
+        named = _named_summaries(context)
+        if named:
+            return LLMReply(NeedsMoreInfo(info_requests=[InfoRequest(
+                capability="expand_entity", params={"entity_id": e},
+                reason="the question names this entity and the context holds only its summary")
+                for e in named[:2]], reason="a named entity's full record is missing"), _NO_USAGE, NAME, signals)
+        if context.all_entity_ids():
+            return LLMReply(reply, _NO_USAGE, NAME, signals)
+        if context.memory_capabilities:
+            request = InfoRequest(capability="search_memories", params={"query": context.question[:500], "limit": 10},
+                                  reason="look for memories with the question's words")
         else:  # a world offering Resonance's six capabilities alone: its semantic entity search
-            requests = [InfoRequest(capability="search_entities", params={"query": context.question[:500], "limit": 5},
-                                    reason="look for entities with the question's words")]
-        return LLMReply(NeedsMoreInfo(info_requests=requests, reason="insufficient context"), _NO_USAGE, NAME,
-                        signals)
+            request = InfoRequest(capability="search_entities", params={"query": context.question[:500], "limit": 5},
+                                  reason="look for entities with the question's words")
+        return LLMReply(NeedsMoreInfo(info_requests=[request], reason="insufficient context"), _NO_USAGE, NAME, signals)
 
     def _question_signals(self, question: str) -> tuple[QuestionSignal, ...]:
         return tuple(QuestionSignal(signal_type=c.signal_type, content=c.content[:500], confidence=c.confidence)

@@ -208,6 +208,10 @@ class RetrievalHeuristics(Section):
     fusion_time_weight: float = 0.6  # a document from a time window the query names ("in May 2022")
     search_time_slack_days: float = 14.0  # a window stretches this far past its end: things are told later
     search_time_half_life_days: float = 7.0  # outside it, the time signal halves every this many days
+    # how fused candidates are ordered: the model trained on the brains' features (retrieval/ranker.json, its score
+    # the probability that a hit is relevant) or the hand-tuned fusion above (its score comparable within a query only)
+    ranker: Literal["learned", "fusion"] = "learned"
+    search_min_relevance: float = 0.002  # the learned ranker's floor: hits less likely relevant are dropped
     search_candidates: int = 150  # documents the keyword and graph brains hand to fusion
     search_semantic_candidates: int = 100  # nearest rows per kind from the semantic brain
     search_pool: int = 250  # candidates fusion scores, the best by weighted RRF (with the turns around them)

@@ -71,7 +71,8 @@ def features(keys: Sequence[Key], rankings: Mapping[str, list[Key]], scored: Map
     top_lexical = max(lexical, default=0.0) or 1.0
     col("match.similarity", sims)
     col("match.similarity_z", _z(sims))
-    col("match.similarity_gap", [max(sims, default=0.0) - s for s in sims])
+    best_sim = max(sims, default=0.0)
+    col("match.similarity_gap", [best_sim - s for s in sims])
     col("match.keyword_rel", [x / top_lexical for x in lexical])
     col("match.keyword_z", _z(lexical))
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -99,47 +99,44 @@ class Model:
 
         for tree in document["tree_info"]:
             roots.append(add(tree["tree_structure"], 0))
-        self.feature = np.asarray(feature, dtype=np.int64)
+        self.feature = np.asarray(feature, dtype=np.int32)
         self.threshold = np.asarray(threshold, dtype=np.float64)
         self.default_left = np.asarray(default_left, dtype=bool)
         self.missing = np.asarray(missing, dtype=np.int8)
-        self.left = np.asarray(left, dtype=np.int64)
-        self.right = np.asarray(right, dtype=np.int64)
+        self.left = np.asarray(left, dtype=np.int32)
+        self.right = np.asarray(right, dtype=np.int32)
         self.value = np.asarray(value, dtype=np.float64)
-        self.roots = np.asarray(roots, dtype=np.int64)
+        self.roots = np.asarray(roots, dtype=np.int32)
         self.depth = depth
 
     def matrix(self, columns: Mapping[str, Sequence[float]], rows: int) -> np.ndarray:
         """The model's features in its order; a feature the search did not give (a brain absent) is 0."""
-        out = np.zeros((rows, len(self.feature_names)), dtype=np.float64)
-        for j, name in enumerate(self.feature_names):
-            if name in columns:
-                out[:, j] = columns[name]
-        return out
+        absent = [0.0] * rows
+        return np.asarray([columns.get(name, absent) for name in self.feature_names], dtype=np.float64).T.copy()
 
     def raw(self, x: np.ndarray) -> np.ndarray:
         """The ensemble's raw scores (LightGBM's `predict(raw_score=True)`), one per row of `x`."""
         rows = x.shape[0]
         if rows == 0 or len(self.roots) == 0:
             return np.zeros(rows)
-        at = np.broadcast_to(self.roots, (rows, len(self.roots))).copy()
-        row = np.arange(rows)[:, None]
+        at = np.broadcast_to(self.roots, (rows, len(self.roots)))
+        plain = not self.missing.any()  # no split with a missing type: NaN is 0, one comparison decides
+        x = np.nan_to_num(x, nan=0.0) if plain and np.isnan(x).any() else x
+        flat = np.ascontiguousarray(x).ravel()
+        start = (np.arange(rows, dtype=np.int32) * x.shape[1])[:, None]
         for _ in range(self.depth):
-            f = self.feature[at]
-            inner = f >= 0
-            if not inner.any():
-                break
-            v = x[row, np.where(inner, f, 0)]
-            kind = self.missing[at]
-            nan = np.isnan(v)
-            v = np.where(nan & (kind != 2), 0.0, v)  # NaN is 0 unless NaN is the missing value
-            by_default = ((kind == 1) & (np.abs(v) <= _ZERO)) | ((kind == 2) & nan)
-            go_left = np.where(by_default, self.default_left[at], v <= self.threshold[at])
-            at = np.where(inner, np.where(go_left, self.left[at], self.right[at]), at)
-        total = np.zeros(rows)
-        for t in range(at.shape[1]):  # tree by tree, in LightGBM's order of summation
-            total += self.value[at[:, t]]
-        return total
+            # A leaf is its own child both ways (its feature, -1, reads a value it ignores): it stays put.
+            v = flat[start + self.feature[at]]
+            if plain:
+                go_left = v <= self.threshold[at]
+            else:
+                kind = self.missing[at]
+                nan = np.isnan(v)
+                v = np.where(nan & (kind != 2), 0.0, v)  # NaN is 0 unless NaN is the missing value
+                by_default = ((kind == 1) & (np.abs(v) <= _ZERO)) | ((kind == 2) & nan)
+                go_left = np.where(by_default, self.default_left[at], v <= self.threshold[at])
+            at = np.where(go_left, self.left[at], self.right[at])
+        return self.value[at].sum(axis=1)
 
     def probability(self, raw: np.ndarray) -> np.ndarray:
         """The calibrated probability of relevance for raw scores (monotone, 0..1)."""
@@ -174,7 +171,11 @@ def rank(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
     raw = model.raw(model.matrix(columns, len(keys)))
     probability = model.probability(raw)
     # Best raw score first: where the calibration is flat (its ends), the order is still the model's.
-    return {keys[i]: replace(scored[keys[i]], score=float(probability[i])) for i in np.argsort(-raw, kind="stable")}
+    out = {}
+    for i in np.argsort(-raw, kind="stable").tolist():
+        s = scored[keys[i]]
+        out[keys[i]] = Scored(s.rrf, s.match, s.signal, s.base, float(probability[i]), s.context)
+    return out
 
 
 def relevant(scored: Mapping[Key, Scored], h: Heuristics) -> list[Key]:

@@ -32,11 +32,11 @@ from engram.retrieval.ranker import MODEL_FILE, Sample, recording
 # Small and shallow, leaves of many examples: few parameters to fit, so what it learns carries over.
 PARAMS: dict[str, Any] = {
     "objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "lambdarank_truncation_level": 20,
-    "learning_rate": 0.05, "num_leaves": 8, "max_depth": 3, "min_data_in_leaf": 200, "feature_fraction": 0.8,
+    "learning_rate": 0.125, "num_leaves": 8, "max_depth": 3, "min_data_in_leaf": 200, "feature_fraction": 0.8,
     "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 10.0, "verbose": -1, "num_threads": 1,
     "deterministic": True, "seed": 7,
 }
-ROUNDS = 150
+ROUNDS = 60  # 150 rounds at 0.05 gave the same CV Recall@10 (0.809 against 0.807) at 2.5 times the walk
 
 
 @dataclass

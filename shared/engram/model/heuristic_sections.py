@@ -211,7 +211,9 @@ class RetrievalHeuristics(Section):
     # how fused candidates are ordered: the model trained on the brains' features (retrieval/ranker.json, its score
     # the probability that a hit is relevant) or the hand-tuned fusion above (its score comparable within a query only)
     ranker: Literal["learned", "fusion"] = "learned"
-    search_min_relevance: float = 0.002  # the learned ranker's floor: hits less likely relevant are dropped
+    # the learned ranker's floor: hits less likely relevant are dropped (low: LoCoMo, its training data, has
+    # no facts among the candidates and no small worlds, where its probabilities run low)
+    search_min_relevance: float = 0.0005
     search_candidates: int = 150  # documents the keyword and graph brains hand to fusion
     search_semantic_candidates: int = 100  # nearest rows per kind from the semantic brain
     search_pool: int = 250  # candidates fusion scores, the best by weighted RRF (with the turns around them)

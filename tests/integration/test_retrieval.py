@@ -4,6 +4,7 @@ pgvector, tantivy, the hash embedder): what a caller of the search or the query 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -71,6 +72,22 @@ def test_a_question_finds_the_turn_that_answers_it_with_its_brains_ranks_and_an_
     assert result.search_time_ms > 0 and result.total_matches >= sum(1 for h in result.hits if h.ranks)
     assert set(result.brains) == {"keyword", "semantic", "graph"}
     assert result.keyword_query == "dana share adoption agencies"
+
+
+def test_a_hit_score_is_a_probability_and_below_the_floor_search_finds_nothing_relevant(
+        clients: Clients, world: str) -> None:
+    base = clients.world(world)
+    result = search(clients, base, "What did Dana share about adoption agencies?", user_id=None, limit=50, now=NOW)
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True) and 0.0 <= scores[-1] < scores[0] < 1.0  # never rescaled to 1
+    assert not result.nothing_relevant and min(scores) >= base.heuristics.retrieval.search_min_relevance
+    strict = replace(base, heuristics=base.heuristics.with_overrides({"search_min_relevance": 0.999}))
+    none = search(clients, strict, "What did Dana share about adoption agencies?", user_id=None, now=NOW)
+    assert none.hits == [] and none.nothing_relevant and none.total_matches > 0
+    fusion = replace(base, heuristics=base.heuristics.with_overrides({"ranker": "fusion",
+                                                                      "search_min_relevance": 0.999}))
+    hand = search(clients, fusion, "What did Dana share about adoption agencies?", user_id=None, now=NOW)
+    assert hand.hits and not hand.nothing_relevant  # fusion's scores are not probabilities: no floor
 
 
 def test_a_search_never_returns_another_worlds_data(clients: Clients, world: str) -> None:

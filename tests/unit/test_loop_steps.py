@@ -141,7 +141,9 @@ def test_with_the_model_down_the_answer_falls_back_to_what_retrieval_found_and_s
     query = _query(fakes, state)
     assert state.outcome == "answer" and query.answer is not None
     assert query.answer.basis == "retrieval" and query.answer.content.startswith("The language model is unavailable")
-    assert "q1" in {s.id for s in query.answer.sources} and query.answer.confidence_level == "low"
+    # Dana's turn saying so, or the episode holding it (the learned ranker may put either first)
+    assert any(s.kind in ("event", "episodic") and "Lisbon" in s.excerpt for s in query.answer.sources)
+    assert query.answer.confidence_level == "low"
     assert query.trace[-1].detail["error"] == "LLMUnavailable"
 
 

@@ -46,7 +46,7 @@ _INGEST_MODULES = ("ingest.py", "resolution.py", "extraction.py", "signals.py", 
                    "adapters/postgres", "migrations", "model", "bench/locomo.py")
 _QUERY_TIME_MODULES = ("adapters/postgres/retrieval.py", "adapters/postgres/graph.py")
 # Heuristics read only at query time: changing them never invalidates an ingested world.
-_QUERY_TIME = ("rrf_", "weight_", "recency_", "semantic_", "search_", "context_", "fusion_", "keyword_", "graph_",
+_QUERY_TIME = ("rrf_", "ranker", "weight_", "recency_", "semantic_", "search_", "context_", "fusion_", "keyword_", "graph_",
                "serendipity_", "query_", "web_", "max_info", "max_initial", "chars_per")
 
 

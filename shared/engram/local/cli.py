@@ -120,6 +120,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="ingest into a temporary directory, kept nowhere")
     p.add_argument("--held-out", default="conv-42,conv-43",
                    help="conversations reported apart as never tuned on (default %(default)s)")
+    p = benches.add_parser("train-ranker", help="train the learned ranker on LoCoMo, cross-validated by conversation "
+                                                "(needs the dev extra: lightgbm)")
+    p.set_defaults(run=_bench_train_ranker)
+    p.add_argument("--dataset", type=Path, required=True, help="a LoCoMo file (locomo10.json format)")
+    p.add_argument("--out", type=Path, required=True, help="directory for ranker.json (the cross-validated figures)")
+    p.add_argument("--model", type=Path, default=None,
+                   help="where the model goes (default: the package's engram/retrieval/ranker.json)")
+    p.add_argument("--cache", type=Path, default=settings.data_dir / "bench",
+                   help="ingested worlds, shared with `bench retrieval` (default %(default)s)")
+    p.add_argument("--no-cache", action="store_true", help="ingest into a temporary directory, kept nowhere")
+    p.add_argument("--held-out", default="conv-42,conv-43",
+                   help="conversations the shipped model never sees, as `bench retrieval` reports them apart "
+                        "(default %(default)s; empty: train on all)")
     p = benches.add_parser("relations", help="DialogRE relations extracted by the offline model, next to the regex "
                                              "extractor")
     p.set_defaults(run=_bench_relations)
@@ -228,6 +241,19 @@ def _bench_retrieval(args: argparse.Namespace) -> int:
                   progress=ConsoleProgress(prefix="engram: "))
     print(table(outcome.document))
     print(f"(written to {', '.join(str(p) for p in [args.out / 'retrieval.json', *outcome.plots])})")
+    return 0
+
+
+def _bench_train_ranker(args: argparse.Namespace) -> int:
+    from engram.bench.progress import ConsoleProgress
+    from engram.bench.ranker import run, table
+
+    _quiet()
+    held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
+    report = run(args.dataset, args.out, cache_dir=None if args.no_cache else args.cache, model_path=args.model,
+                 held_out=held_out, progress=ConsoleProgress(prefix="engram: "))
+    print(table(report))
+    print(f"(model written to {report['model_path']}; figures to {args.out / 'ranker.json'})")
     return 0
 
 

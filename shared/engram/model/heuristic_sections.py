@@ -227,6 +227,13 @@ class RetrievalHeuristics(Section):
     fusion_time_weight: float = 0.6  # a document from a time window the query names ("in May 2022")
     search_time_slack_days: float = 14.0  # a window stretches this far past its end: things are told later
     search_time_half_life_days: float = 7.0  # outside it, the time signal halves every this many days
+    # how fused candidates are ordered: the model trained on the brains' features (retrieval/ranker.json, its score
+    # the probability that a hit is relevant) or the hand-tuned fusion above (its score comparable within a query only)
+    ranker: Literal["learned", "fusion"] = "learned"
+    # the learned ranker's floor: hits less likely relevant are dropped. Off by default: LoCoMo, its training data,
+    # has no facts and few procedures among the candidates and no small worlds, where its probabilities fall under
+    # 0.001 for hits that answer (on LoCoMo's held-out conversations no floor up to 0.002 changes Recall@10)
+    search_min_relevance: float = 0.0
     search_candidates: int = 150  # documents the keyword and graph brains hand to fusion
     search_semantic_candidates: int = 100  # nearest rows per kind from the semantic brain
     search_pool: int = 250  # candidates fusion scores, the best by weighted RRF (with the turns around them)

@@ -101,3 +101,5 @@ class SearchResponse(Frozen):
     serendipity: list[Suggestion] = Field(default_factory=list)
     # Brains that could not be reached (the keyword index down): the ranking is the other brains' alone.
     unavailable: list[Brain] = Field(default_factory=list)
+    # Candidates were found but none passed the relevance floor (`search_min_relevance`): nothing relevant.
+    nothing_relevant: bool = False

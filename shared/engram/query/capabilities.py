@@ -266,6 +266,10 @@ def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit]
     facts = {f.memory_id: f for f in clients.store.get_semantic(world_id, [h.doc_id for h in hits
                                                                              if h.kind == "semantic"])}
     items: list[ContextItem] = []
+    # In the context a hit weighs its relevance next to the best hit's (the best 1, like a full entity record): a
+    # hit's own score is a probability, small beside a relationship's confidence, and thinning drops the lowest.
+    best = max((h.score for h in hits), default=0.0)
+    hits = [h.model_copy(update={"score": round(h.score / best, 4)}) for h in hits] if best > 0 else list(hits)
     for hit in hits:
         if hit.doc_id in facts:
             fact = facts[hit.doc_id]

@@ -40,6 +40,7 @@ class Scored:
     signal: float
     base: float
     score: float
+    context: float = 0.0  # what the turns around it and its session added to the base (fusion's part of `score`)
 
 
 def relevance(doc: IndexDocument, similarity: float, query_entities: Sequence[str], now: datetime,
@@ -91,5 +92,5 @@ def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
             + retrieval.fusion_time_weight * in_time(docs[k], windows, h) for k, (r, m, s) in parts.items()}
     groups = {k: doc.conversation_id for k, doc in docs.items() if doc.conversation_id}
     final = propagate(base, neighbours, groups, retrieval.search_neighbour_weight, retrieval.search_session_weight)
-    return {k: Scored(rrf=parts[k][0], match=parts[k][1], signal=parts[k][2], base=base[k], score=final[k])
-            for k in docs}
+    return {k: Scored(rrf=parts[k][0], match=parts[k][1], signal=parts[k][2], base=base[k], score=final[k],
+                      context=final[k] - base[k]) for k in docs}

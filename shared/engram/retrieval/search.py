@@ -32,8 +32,10 @@ from engram.ports import Embedder, EntityStore, KeywordIndex
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
-from engram.retrieval.fusion import Key, Scored, fuse, key
+from engram.retrieval.features import Query
+from engram.retrieval.fusion import Key, Scored, key
 from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
+from engram.retrieval.ranker import rank, relevant
 from engram.rules.dates import time_windows, without_dates
 from engram.rules.keyword_query import has_syntax, keyword_terms
 from engram.rules.relevance import rrf
@@ -173,10 +175,11 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                 similarity[key(d.kind, d.doc_id)] = sim
 
     query_entity_ids = [e.entity_id for e in entities]
-    scored = fuse(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs,
-                  neighbours, query_entity_ids, now, h, speakers=[e.user_id for e in entities if e.user_id],
-                  windows=windows)
-    order = sorted(scored, key=lambda k: scored[k].score, reverse=True)[:limit]
+    # The learned ranker (or the hand-tuned fusion, per world); below the relevance floor a hit is dropped.
+    scored = rank(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs, neighbours,
+                  Query(intent, query_entity_ids, [e.user_id for e in entities if e.user_id], windows), now, h)
+    passed = relevant(scored, h)
+    order = passed[:limit]
     highlights = {key(k.kind, k.doc_id): k.highlights for k in keyword}
     names = {e.entity_id: e.name for e in entities}
     hits = [_hit(docs[k], scored[k], rankings, highlights.get(k, []), similarity.get(k), names, neighbours, scored)
@@ -189,7 +192,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                 "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
         serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id),
-        unavailable=unavailable,
+        unavailable=unavailable, nothing_relevant=bool(scored) and not passed,
     )
 
 
@@ -266,8 +269,7 @@ def _explain(ranks: dict[str, int], similarity: float | None, about: list[str], 
         line += f"; cosine {similarity:.2f}"
     if about:
         line += f"; about {', '.join(about)}"
-    lifted = scored.score - scored.base
-    if near and lifted > 0:
+    if near and scored.context > 0:
         best = max(near, key=lambda n: all_scored[n].base)
         line += f"; lifted by its context ({_ref(best)[1]})"
     return line

@@ -1,0 +1,180 @@
+"""The learned ranker: its features (every brain's, by name), the tree walker against a hand-made tree and
+against LightGBM itself, the calibration (monotone, a probability), the relevance floor, and the shipped model
+reading only features the search gives."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engram.model.heuristics import Heuristics
+from engram.model.search import IndexDocument
+from engram.retrieval.features import Query, features
+from engram.retrieval.fusion import Scored, fuse, key
+from engram.retrieval.ranker import Model, rank, recording, relevant, shipped
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+H = Heuristics()
+FUSION = H.with_overrides({"ranker": "fusion"})
+
+
+def _doc(doc_id: str, *, kind: str = "event", conversation: str | None = "s1", entities: Sequence[str] = (),
+         user: str | None = None, events: Sequence[str] = (), days: int = 0) -> IndexDocument:
+    return IndexDocument(world_id="w", doc_id=doc_id, kind=kind, text=doc_id, conversation_id=conversation,  # type: ignore[arg-type]
+                         entity_ids=list(entities), user_id=user, event_ids=list(events),
+                         occurred_at=NOW - timedelta(days=days))
+
+
+def _docs(*docs: IndexDocument) -> dict[str, IndexDocument]:
+    return {key(d.kind, d.doc_id): d for d in docs}
+
+
+DOCS = _docs(_doc("a", entities=["e1"], user="dana", days=3), _doc("b", days=2), _doc("c", conversation="s2", days=1),
+             _doc("f", kind="semantic", entities=["e1", "e2"], events=["a", "b"]))
+RANKINGS = {"keyword": ["event:a", "event:b"], "semantic": ["event:b", "semantic:f"], "expansion": ["event:c"]}
+QUERY = Query("semantic", ["e1"], speakers=["dana"])
+
+
+def _columns(rankings: dict[str, list[str]] = RANKINGS) -> tuple[list[str], dict[str, list[float]]]:
+    scored = fuse(rankings, {b: 1.0 for b in rankings}, {"event:a": 3.0, "event:b": 1.0}, {"event:b": 0.8},
+                  DOCS, {"event:a": ["event:b"]}, QUERY.entities, NOW, H, speakers=QUERY.speakers)
+    keys = list(DOCS)
+    return keys, features(keys, rankings, scored, {"event:a": 3.0, "event:b": 1.0}, {"event:b": 0.8}, DOCS,
+                          {"event:a": ["event:b"]}, QUERY, NOW, H)
+
+
+# ---------------------------------------------------------------- features
+def test_every_brain_in_the_rankings_becomes_its_own_columns() -> None:
+    keys, cols = _columns()
+    assert cols["keyword.rr"] == [1.0, 0.5, 0.0, 0.0]
+    assert cols["semantic.rr"] == [0.0, 1.0, 0.0, 0.5]
+    assert cols["expansion.rr"] == [0.0, 0.0, 1.0, 0.0]  # a brain fusion never heard of: features all the same
+    assert cols["expansion.found"] == [0.0, 0.0, 1.0, 0.0]
+    assert "graph.rr" not in cols
+    assert all(len(v) == len(keys) for v in cols.values())
+
+
+def test_features_read_entities_speakers_provenance_and_the_query() -> None:
+    keys, cols = _columns()
+    at = {k: i for i, k in enumerate(keys)}
+    assert cols["entity.overlap"][at["semantic:f"]] == 1.0 and cols["entity.jaccard"][at["semantic:f"]] == 0.5
+    assert cols["entity.speaker"] == [1.0, 0.0, 0.0, 0.0]  # what Dana said herself, when the question names her
+    assert cols["doc.sources"][at["semantic:f"]] == 2.0  # a fact's source turns
+    assert cols["context.cited_by"][at["event:a"]] >= 0.0 and cols["context.cited_by"][at["semantic:f"]] == 0.0
+    assert cols["kind.semantic"] == [0.0, 0.0, 0.0, 1.0]
+    assert cols["query.semantic"] == [1.0] * 4 and cols["query.temporal"] == [0.0] * 4
+    assert cols["time.position"][at["event:a"]] < cols["time.position"][at["event:c"]]  # older, lower
+
+
+# ---------------------------------------------------------------- the tree walker
+def _leaf(v: float) -> dict[str, Any]:
+    return {"leaf_value": v}
+
+
+def _split(feature: int, threshold: float, left: dict[str, Any], right: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"split_feature": feature, "threshold": threshold, "left_child": left, "right_child": right, **extra}
+
+
+TINY = {"feature_names": ["x", "y"], "calibration": {"x": [-1.0, 1.0], "y": [0.1, 0.9]}, "tree_info": [
+    {"tree_structure": _split(0, 0.5, _split(1, 2.0, _leaf(1.0), _leaf(2.0)), _leaf(3.0))},
+    {"tree_structure": _split(1, 0.0, _leaf(-0.5), _leaf(0.25), missing_type="NaN", default_left=False)},
+    {"tree_structure": _leaf(0.125)},  # a tree of one leaf
+]}
+
+
+def test_the_walker_follows_a_hand_made_tree() -> None:
+    model = Model(TINY)
+    x = np.array([[0.0, 1.0], [0.0, 3.0], [0.5, 2.0], [0.6, -1.0], [0.0, np.nan]])
+    # row 4: x <= 0.5 and y NaN -> NaN is 0 in the first tree (missing type None: 1.0) and goes right in the second
+    assert model.raw(x).tolist() == [1.0 + 0.25 + 0.125, 2.0 + 0.25 + 0.125, 1.0 + 0.25 + 0.125,
+                                     3.0 - 0.5 + 0.125, 1.0 + 0.25 + 0.125]
+
+
+def test_a_zero_missing_type_sends_zero_the_default_way() -> None:
+    model = Model({"feature_names": ["x"], "tree_info": [
+        {"tree_structure": _split(0, -1.0, _leaf(1.0), _leaf(2.0), missing_type="Zero", default_left=True)}]})
+    assert model.raw(np.array([[0.0], [0.5], [-2.0]])).tolist() == [1.0, 2.0, 1.0]
+
+
+def test_the_walker_scores_what_lightgbm_predicts() -> None:
+    lgb = pytest.importorskip("lightgbm")
+    from engram.bench.ranker import trimmed
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(600, 5))
+    x[rng.random(x.shape) < 0.1] = np.nan
+    x[:, 4] = np.where(rng.random(600) < 0.3, 0.0, x[:, 4])
+    y = (np.nan_to_num(x[:, 0]) + 0.5 * np.nan_to_num(x[:, 1]) > 0.3).astype(float)
+    data = lgb.Dataset(x, y, group=[60] * 10, feature_name=[f"f{i}" for i in range(5)])
+    booster = lgb.train({"objective": "lambdarank", "num_leaves": 7, "min_data_in_leaf": 5, "verbose": -1,
+                         "num_threads": 1}, data, num_boost_round=30)
+    model = Model(trimmed(booster.dump_model(), {"x": [0.0], "y": [0.5]}))
+    probe = rng.normal(size=(200, 5))
+    probe[rng.random(probe.shape) < 0.1] = np.nan
+    probe[:20, 4] = 0.0
+    assert np.max(np.abs(model.raw(probe) - booster.predict(probe, raw_score=True))) < 1e-9
+
+
+# ---------------------------------------------------------------- calibration and the floor
+def test_the_calibration_is_monotone_and_a_probability() -> None:
+    model = shipped()
+    raw = np.linspace(-20.0, 20.0, 2001)
+    p = model.probability(raw)
+    assert np.all(np.diff(p) >= 0.0) and p.min() >= 0.0 and p.max() <= 1.0
+    assert p[0] < p[-1]
+
+
+def test_the_isotonic_fit_gives_rising_points() -> None:
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    from engram.bench.ranker import _calibration
+
+    rng = np.random.default_rng(5)
+    raw = rng.normal(size=2000)
+    labels = (rng.random(2000) < 1 / (1 + np.exp(-3 * raw))).astype(float)
+    points = _calibration(scipy_optimize.isotonic_regression, raw, labels)
+    assert np.all(np.diff(points["x"]) > 0) and np.all(np.diff(points["y"]) > 0)
+    assert 0.0 <= points["y"][0] < 0.2 and 0.8 < points["y"][-1] <= 1.0
+
+
+def _scored(score: float) -> Scored:
+    return Scored(rrf=0.0, match=0.0, signal=0.0, base=score, score=score)
+
+
+def test_hits_below_the_floor_are_dropped_and_none_left_is_nothing_relevant() -> None:
+    h = H.with_overrides({"search_min_relevance": 0.2})
+    scored = {"event:a": _scored(0.5), "event:b": _scored(0.1), "event:c": _scored(0.3)}
+    assert relevant(scored, h) == ["event:a", "event:c"]
+    assert relevant({"event:b": _scored(0.1)}, h) == []
+    # Fusion's scores are not probabilities: no floor
+    assert relevant(scored, FUSION.with_overrides({"search_min_relevance": 0.2})) == ["event:a", "event:c", "event:b"]
+
+
+def test_the_learned_ranking_follows_the_model_and_its_scores_are_probabilities() -> None:
+    # A model that likes what only the expansion brain found: the candidate fusion ranked last comes first.
+    model = Model({"feature_names": ["expansion.rr"], "calibration": {"x": [0.0, 1.0], "y": [0.01, 0.6]},
+                   "tree_info": [{"tree_structure": _split(0, 0.5, _leaf(0.0), _leaf(1.0))}]})
+    scored = rank(RANKINGS, {b: 1.0 for b in RANKINGS}, {"event:a": 3.0}, {"event:b": 0.8}, DOCS, {}, QUERY, NOW, H,
+                  model=model)
+    order = relevant(scored, H)
+    assert order[0] == "event:c" and scored["event:c"].score == pytest.approx(0.6)
+    assert all(s.score == pytest.approx(0.01) for k, s in scored.items() if k != "event:c")
+    fused = rank(RANKINGS, {b: 1.0 for b in RANKINGS}, {"event:a": 3.0}, {"event:b": 0.8}, DOCS, {}, QUERY, NOW,
+                 FUSION, model=model)
+    assert fused == fuse(RANKINGS, {b: 1.0 for b in RANKINGS}, {"event:a": 3.0}, {"event:b": 0.8}, DOCS, {},
+                         QUERY.entities, NOW, FUSION, speakers=QUERY.speakers)
+
+
+def test_recording_hands_every_ranking_its_features() -> None:
+    with recording() as samples:
+        rank(RANKINGS, {b: 1.0 for b in RANKINGS}, {}, {}, DOCS, {}, QUERY, NOW, FUSION)
+    assert len(samples) == 1 and samples[0].keys == list(DOCS) and "expansion.rr" in samples[0].columns
+
+
+def test_the_shipped_model_reads_only_features_the_search_gives() -> None:
+    _keys, cols = _columns({"keyword": ["event:a"], "semantic": ["event:b"], "graph": ["semantic:f"]})
+    model = shipped()
+    assert model.roots.size > 0 and set(model.feature_names) <= set(cols)

@@ -60,6 +60,9 @@ FLAT_NAMES = {
     "semantic_brain_min_similarity", "query_classifier",
     # issue 19 (time and change): the words that say a single-valued fact changed
     "conflict_change_phrases", "ending_predicates",
+    # issue 20 (multi-hop retrieval): the expansion brain's list and its ranking
+    "search_expansion_limit", "search_expansion_term_weight", "search_expansion_dated_weight",
+    "search_expansion_when_weight",
 }
 
 

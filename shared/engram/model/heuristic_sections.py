@@ -194,11 +194,11 @@ class RetrievalHeuristics(Section):
     query_classifier: Literal["lgent", "conversational"] = "lgent"
     # the brains' fusion, by intent (weights: keyword, semantic, graph, expansion)
     fusion_weights: dict[str, dict[str, float]] = {
-        "exact_name": {"keyword": 0.8, "semantic": 0.1, "graph": 0.1, "expansion": 0.2},
-        "relationship": {"keyword": 0.1, "semantic": 0.2, "graph": 0.7, "expansion": 0.2},
-        "type": {"keyword": 0.2, "semantic": 0.2, "graph": 0.6, "expansion": 0.2},
-        "temporal": {"keyword": 0.4, "semantic": 0.4, "graph": 0.2, "expansion": 0.2},
-        "semantic": {"keyword": 0.2, "semantic": 0.6, "graph": 0.2, "expansion": 0.2},
+        "exact_name": {"keyword": 0.8, "semantic": 0.1, "graph": 0.1, "expansion": 0.4},
+        "relationship": {"keyword": 0.1, "semantic": 0.2, "graph": 0.7, "expansion": 0.4},
+        "type": {"keyword": 0.2, "semantic": 0.2, "graph": 0.6, "expansion": 0.4},
+        "temporal": {"keyword": 0.4, "semantic": 0.4, "graph": 0.2, "expansion": 0.4},
+        "semantic": {"keyword": 0.2, "semantic": 0.6, "graph": 0.2, "expansion": 0.4},
     }
     fusion_rank_weight: float = 0.3  # the brains' weighted RRF (k = rrf_k), scaled by the best fused document
     fusion_match_weight: float = 0.5  # how well the text matches: keyword and semantic scores, standardized
@@ -222,7 +222,7 @@ class RetrievalHeuristics(Section):
     # the expansion brain: turns reached through the question's entities' facts, relationships and co-mentions
     search_expansion_limit: int = 60  # turns it ranks (the best `search_candidates` reached are read)
     search_expansion_term_weight: float = 0.3  # the share of the question's words (names aside) a turn contains
-    search_expansion_dated_weight: float = 0.05  # a turn that says when something happened ("yesterday", "in May")
+    search_expansion_dated_weight: float = 0.1  # a turn that says when something happened ("yesterday", "in May")
     search_expansion_when_weight: float = 0.2  # the same, for a question asking when (or how long ago)
     serendipity_limit: int = 3  # related entities the ranking left out, suggested with the results
     query_embedding_cache: int = 1024  # query vectors kept per process

@@ -29,6 +29,12 @@ _ASKS_WHEN = re.compile(r"\b(?:when|what\s+(?:date|day|month|year|time)|which\s+
                         r"how\s+long|how\s+many\s+(?:days|weeks|months|years))\b", re.I)
 
 
+# Every date expression `date_mentions` reads holds one of these (a superset): a cheap test before its regexes.
+_MAYBE_DATED = re.compile(r"\d|\b(?:yesterday|today|tonight|tomorrow|morning|afternoon|evening|night|days?\b|weeks?|"
+                          r"weekend|months?\b|years?\b|spring|summer|autumn|fall|winter|mon|tue|wed|thu|fri|sat|sun|"
+                          r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
+
+
 class ExpansionStore(Protocol):
     """What the expansion brain reads (of `RetrievalStore`)."""
 
@@ -74,14 +80,19 @@ def rank_turns(question: str, turns: Sequence[LinkedTurn], h: Heuristics, *,
     for turn in turns:
         shared = len(terms & content_terms(turn.text)) / len(terms) if terms else 0.0
         score = turn.weight * max(0.0, turn.similarity) + retrieval.search_expansion_term_weight * shared
-        if lift > 0 and _dated(turn):
-            score += lift
         if turn.event_id not in best or score > best[turn.event_id][0]:
             best[turn.event_id] = (score, turn)
-    ranked = sorted(best.values(), key=lambda st: (-st[0], st[1].event_id))[: retrieval.search_expansion_limit]
+    limit = retrieval.search_expansion_limit
+    ranked = sorted(best.values(), key=lambda st: (-st[0], st[1].event_id))
+    if lift > 0 and ranked:
+        # Only a turn the lift can carry into the list is read for dates (the regexes are the brain's main cost).
+        floor = ranked[min(limit, len(ranked)) - 1][0] - lift
+        ranked = sorted(((s + lift if s >= floor and _dated(t) else s, t) for s, t in ranked),
+                        key=lambda st: (-st[0], st[1].event_id))
+    ranked = ranked[:limit]
     return [SemanticHit(doc_id=t.event_id, kind="event", score=s) for s, t in ranked]
 
 
 def _dated(turn: LinkedTurn) -> bool:
     """The turn says when something happened: a date or a time expression grounded against when it was said."""
-    return bool(date_mentions(turn.text, turn.occurred_at))
+    return _MAYBE_DATED.search(turn.text) is not None and bool(date_mentions(turn.text, turn.occurred_at))

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from engram.model.memories import EpisodicMemory, MemoryAudit, MemoryConflict, SemanticMemory
-from engram.model.search import DocKind, IndexDocument, SemanticHit
+from engram.model.search import DocKind, IndexDocument, LinkedTurn, SemanticHit
 from tests.fakes.tables import Key, Tables, copy
 
 
@@ -225,6 +225,57 @@ class InMemoryMemoryStore:
         wanted = [n for n in dict.fromkeys(n for near in adjacent.values() for n in near) if n not in known]
         return adjacent, self.candidate_documents(world_id, [("event", n) for n in wanted], embedding,
                                                   context_weight=context_weight)
+
+    def linked_turns(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
+                     user_id: str | None, limit: int, context_weight: float = 0.0) -> list[LinkedTurn]:
+        """As PostgreSQL's: the turns stating a reached entity's facts, its edges' evidence, the turns naming two
+        reached entities, the seed users' nearest turns; each with its strongest link."""
+        links: list[tuple[str, str, float]] = []
+        for f in self.t.of_world(self.t.facts, world_id):
+            weight = max((entity_weights.get(e, 0.0) for e in (f.subject_entity_id, f.object_entity_id) if e),
+                         default=0.0)
+            if weight > 0 and user_id in (None, f.user_id):
+                similarity = self._vector(world_id, "semantic", f.memory_id, 0.0, embedding)
+                links += [(e, "fact", weight * max(0.0, 0.5 if similarity is None else similarity))
+                          for e in f.source_event_ids]
+        for r in self.t.of_world(self.t.relationships, world_id):
+            weight = max(entity_weights.get(r.source_entity_id, 0.0), entity_weights.get(r.target_entity_id, 0.0))
+            if weight > 0 and self._sees_edge(world_id, r.source_memory_ids, r.evidence_event_ids, user_id):
+                links += [(e, "relationship", weight) for e in r.evidence_event_ids]
+        named: dict[str, dict[str, float]] = {}
+        for m in self.t.of_world(self.t.mentions, world_id):
+            if m.entity_id in entity_weights:
+                named.setdefault(m.event_id, {})[m.entity_id] = entity_weights[m.entity_id]
+        links += [(e, "mention", sorted(ws.values())[-2]) for e, ws in named.items() if len(ws) >= 2]
+        for x in self.t.of_world(self.t.entities, world_id):
+            if entity_weights.get(x.entity_id, 0.0) >= 1 and x.external_ref and x.external_ref.startswith("user:"):
+                said = [(self._vector(world_id, "event", e.event_id, 0.0, embedding) or 0.0, e.event_id)
+                        for e in self.t.of_world(self.t.events, world_id) if e.user_id == x.external_ref[5:]]
+                links += [(e, "said", entity_weights[x.entity_id]) for _s, e in sorted(said, reverse=True)[:limit]]
+        strongest: dict[str, tuple[str, float]] = {}
+        for event_id, via, weight in links:
+            if event_id not in strongest or weight > strongest[event_id][1]:
+                strongest[event_id] = (via, weight)
+        turns = []
+        for event_id, (via, weight) in strongest.items():
+            event = self.t.events.get((world_id, event_id))
+            similarity = self._vector(world_id, "event", event_id, context_weight, embedding)
+            if event is not None and similarity is not None and user_id in (None, event.user_id):
+                turns.append(LinkedTurn(event_id=event_id, text=event.content, user_id=event.user_id,
+                                        conversation_id=event.conversation_id, occurred_at=event.occurred_at,
+                                        via=via, weight=weight, similarity=similarity))  # type: ignore[arg-type]
+        return sorted(turns, key=lambda t: (-t.weight * t.similarity, t.event_id))[:limit]
+
+    def _sees_edge(self, world_id: str, memory_ids: Sequence[str], event_ids: Sequence[str],
+                   user_id: str | None) -> bool:
+        """As `edges.seen_edges`: a user's edges (one of its facts is theirs) and the world's (no user's evidence)."""
+        if user_id is None:
+            return True
+        facts = [self.t.facts[(world_id, i)] for i in memory_ids if (world_id, i) in self.t.facts]
+        if facts:
+            return any(f.user_id == user_id for f in facts)
+        events = [self.t.events[(world_id, i)] for i in event_ids if (world_id, i) in self.t.events]
+        return not events or any(e.user_id == user_id for e in events)
 
     def entity_documents(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
                          user_id: str | None, kinds: Sequence[DocKind], limit: int,

@@ -99,13 +99,16 @@ def test_a_capital_at_the_start_of_a_question_does_not_make_it_a_name(rules: str
 
 
 def test_the_rules_weights_lean_each_intent_on_its_brain() -> None:
-    weights = Heuristics().retrieval.fusion_weights
+    # The rule's three brains as it weighs them; engram's expansion brain (multi-hop turns) weighs apart.
+    weights = {intent: {b: w for b, w in by_brain.items() if b != "expansion"}
+               for intent, by_brain in Heuristics().retrieval.fusion_weights.items()}
     assert weights["exact_name"] == {"keyword": 0.8, "semantic": 0.1, "graph": 0.1}
     assert weights["relationship"] == {"keyword": 0.1, "semantic": 0.2, "graph": 0.7}
     assert weights["type"] == {"keyword": 0.2, "semantic": 0.2, "graph": 0.6}
     assert weights["semantic"] == {"keyword": 0.2, "semantic": 0.6, "graph": 0.2}
     assert set(weights) == set(QUERY_CLASSES)
     assert all(set(w) == {"keyword", "semantic", "graph"} for w in weights.values())
+    assert all(w.get("expansion", 0) > 0 for w in Heuristics().retrieval.fusion_weights.values())
 
 
 @given(st.text(max_size=200))

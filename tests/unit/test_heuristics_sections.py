@@ -65,6 +65,9 @@ FLAT_NAMES = {
     # of unknown names, conflicts of every predicate
     "fuzzy_by_alias_confidence", "fuzzy_weak_single_resolves", "create_unknown_names", "conflict_every_predicate",
     "query_memory_capabilities",
+    # issue 20 (multi-hop retrieval): the expansion brain's list and its ranking
+    "search_expansion_limit", "search_expansion_term_weight", "search_expansion_dated_weight",
+    "search_expansion_when_weight",
 }
 
 

@@ -1,4 +1,4 @@
-"""Search results as the three brains and their fusion return them."""
+"""Search results as the brains and their fusion return them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pydantic import Field
 from engram.model.common import Frozen
 
 DocKind = Literal["event", "episodic", "semantic", "summary", "procedural", "entity"]
-Brain = Literal["keyword", "semantic", "graph"]
+Brain = Literal["keyword", "semantic", "graph", "expansion"]
 
 
 class IndexDocument(Frozen):
@@ -30,6 +30,21 @@ class IndexDocument(Frozen):
     confidence: float = 1.0  # a fact's or summary's stored confidence; 1 for what was observed
     reinforcements: int = 0  # times a fact was confirmed again
     validated_at: datetime | None = None  # when its confidence was last confirmed (decay runs from here)
+
+
+class LinkedTurn(Frozen):
+    """A turn the expansion brain reached from the question's entities: how (the fact it states, the relationship
+    it is evidence of, the reached entities it names together, or said by one), how strongly (the entity's graph
+    weight, times the linking fact's similarity to the question) and how near the question it reads."""
+
+    event_id: str
+    text: str
+    user_id: str
+    conversation_id: str
+    occurred_at: datetime
+    via: Literal["fact", "relationship", "mention", "said"]
+    weight: float
+    similarity: float
 
 
 class KeywordHit(Frozen):

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from engram.model.entities import Relationship
-from engram.model.search import DocKind, IndexDocument, SemanticHit
+from engram.model.search import DocKind, IndexDocument, LinkedTurn, SemanticHit
 
 
 class RetrievalStore(Protocol):
@@ -34,6 +34,11 @@ class RetrievalStore(Protocol):
                          context_weight: float = 0.0) -> list[SemanticHit]:
         """Entities, their facts, the events naming them or said by them, their episodes: each scored by
         similarity to the vector times its entity's weight, best first."""
+        ...
+    def linked_turns(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
+                     user_id: str | None, limit: int, context_weight: float = 0.0) -> list[LinkedTurn]:
+        """The turns stating the weighted entities' facts, the evidence of their relationships, the turns naming
+        two of them, their users' nearest turns: each with its strongest link, the best `limit`."""
         ...
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
                    min_similarity: float, user_id: str | None = None) -> list[SemanticHit]:

@@ -1,5 +1,6 @@
-"""Fused search: the keyword brain (BM25 with query syntax), the semantic brain (pgvector) and the graph
-brain (what the question's entities lead to) run in parallel; their candidates, with the turns around
+"""Fused search: the keyword brain (BM25 with query syntax), the semantic brain (pgvector), the graph
+brain (what the question's entities lead to) and the expansion brain (the turns their facts, relationships and
+co-mentions link to: multi-hop and time-aware, see `expansion`) run in parallel; their candidates, with the turns around
 the best of them, are fused into one ranking (see `fusion`), explained hit by hit, with serendipity:
 related entities the ranking left out."""
 
@@ -32,6 +33,7 @@ from engram.ports import Embedder, EntityStore, KeywordIndex
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
+from engram.retrieval.expansion import ExpansionStore, expansion_brain
 from engram.retrieval.features import Query
 from engram.retrieval.fusion import Key, Scored, key
 from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
@@ -46,7 +48,7 @@ _BRAINS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engram-brain")  
 T = TypeVar("T")
 
 
-class SearchStore(EntityStore, GraphBrainStore, Protocol):
+class SearchStore(EntityStore, GraphBrainStore, ExpansionStore, Protocol):
     """What the fused search reads: the question's entities and the graph brain's walk, the semantic brain (of
     `MemoryStore`), and the candidates' documents with the turns around them (of `RetrievalStore`); for a search
     as of a past time, the facts true then."""
@@ -127,13 +129,13 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.retrieval.search_semantic_candidates, limit),
         min_similarity=h.retrieval.semantic_brain_min_similarity, context_weight=h.retrieval.search_context_weight))
     entities = entities_f.result()
-
-    def walk() -> tuple[dict[str, float], list[SemanticHit]]:
-        reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)
-        return reached, (graph_brain(clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h)
-                         if kinds else [])
-
-    graph_f = _timed(timings, "graph", walk)
+    # The walk from the question's entities feeds two brains: what they touch (graph), what links lead to (expansion).
+    reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)
+    graph_f = _timed(timings, "graph", lambda: graph_brain(
+        clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h) if kinds else [])
+    expansion_f = _timed(timings, "expansion", lambda: expansion_brain(
+        clients, world_id, query, reached, vector, user_id=user_id, h=h, names=[e.name for e in entities])
+        if "event" in kinds else [])
     unavailable: list[Brain] = []
     try:
         keyword: list[KeywordHit] = keyword_f.result()
@@ -141,7 +143,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         logger.warning("keyword brain unavailable; searching without it", extra={"error": exc.message})
         keyword, unavailable = [], ["keyword"]
     semantic: list[SemanticHit] = semantic_f.result()
-    reached, graph = graph_f.result()
+    graph: list[SemanticHit] = graph_f.result()
+    expansion: list[SemanticHit] = expansion_f.result()
     past: list[tuple[IndexDocument, float]] = []
     if as_of is not None and "semantic" in wanted:
         # Near the question by meaning, or about an entity the question leads to (the graph brain's part).
@@ -153,7 +156,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
 
     rankings = {"keyword": [key(k.kind, k.doc_id) for k in keyword],
                 "semantic": [key(s.kind, s.doc_id) for s in semantic],
-                "graph": [key(g.kind, g.doc_id) for g in graph]}
+                "graph": [key(g.kind, g.doc_id) for g in graph],
+                "expansion": [key(x.kind, x.doc_id) for x in expansion]}
     # The brains' candidates in weighted-RRF order, as many as fusion scores; then the turns around the best.
     fused = rrf(rankings, weights, h.retrieval.rrf_k)
     candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.retrieval.search_pool, limit)]
@@ -190,7 +194,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         keyword_query=lexical_query, entities=entities, total_matches=len(fused),
         brains={"keyword": BrainReport(candidates=len(keyword), elapsed_ms=timings.get("keyword", 0.0)),
                 "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
-                "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0))},
+                "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0)),
+                "expansion": BrainReport(candidates=len(expansion), elapsed_ms=timings.get("expansion", 0.0))},
         serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id),
         unavailable=unavailable, nothing_relevant=bool(scored) and not passed,
     )

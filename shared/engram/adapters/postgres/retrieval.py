@@ -1,7 +1,8 @@
 """PostgreSQL repository: what the search reads, and only reads, at query time. The semantic brain
 (pgvector HNSW, one ORDER BY ... LIMIT per table so the index serves it, iterative scan so filters keep
 full result sets), the candidates' documents with their similarity to the query, the turns around an
-event, the documents the graph brain reaches from the question's entities, and find-similar. Every
+event, the documents the graph brain reaches from the question's entities, the turns the expansion brain
+reaches through their facts, relationships and co-mentions, and find-similar. Every
 statement filters on world_id."""
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, to_vector
+from engram.adapters.postgres.edges import visible_edges
 from engram.adapters.postgres.memories import VALID_AT
 from engram.adapters.postgres.search import DOCUMENT_SQL, FACT_DOCUMENT
-from engram.model.search import DocKind, IndexDocument, SemanticHit
+from engram.model.search import DocKind, IndexDocument, LinkedTurn, SemanticHit
 
 # kind -> (table, id column, extra filter)
 _VECTOR_TABLES: dict[str, tuple[str, str, str]] = {
@@ -28,6 +30,7 @@ _VECTOR_TABLES: dict[str, tuple[str, str, str]] = {
     "entity": ("canonical_entities", "entity_id", "TRUE"),
 }
 _NO_USER = ("entity",)  # world-level documents: no user filter applies
+_VISIBLE = visible_edges()  # the relationships the user sees (aliased r)
 
 
 def _similarity(kind: str, context_weight: float) -> str:
@@ -185,6 +188,52 @@ class RetrievalRepo(PostgresBase):
             hits = [SemanticHit(doc_id=r["id"], kind=r["kind"], score=float(r["score"])) for r in cur.fetchall()]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:limit]
+
+    def linked_turns(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
+                     user_id: str | None, limit: int, context_weight: float = 0.0) -> list[LinkedTurn]:
+        """The expansion brain's turns, in one statement: those stating a fact whose subject or object was reached
+        (any status: the turn said it), the evidence of the reached entities' relationships (the edges the user
+        sees), the turns naming two reached entities, and the nearest `limit` turns each seed user said. A turn
+        keeps its strongest link: the nearer end's weight (a fact's times its similarity to the query; two names
+        together, the weaker's). The best `limit` by weight times similarity, each with its text."""
+        if not entity_weights:
+            return []
+        ids, weights = list(entity_weights), [entity_weights[e] for e in entity_weights]
+        params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "e": ids, "ew": weights,
+                  "cw": context_weight}
+        facts = _user_filter("semantic", user_id, "m.")
+        with self.tx(world_id) as cur:
+            cur.execute(
+                "WITH s AS MATERIALIZED (SELECT * FROM unnest(%(e)s::text[], %(ew)s::float8[]) AS s(entity_id, weight)), "
+                "f AS MATERIALIZED (SELECT memory_id, max(weight) AS weight FROM ("
+                " SELECT m.memory_id, s.weight FROM s JOIN semantic_memories m ON m.world_id = %(w)s "
+                " AND m.subject_entity_id = s.entity_id UNION ALL "
+                " SELECT m.memory_id, s.weight FROM s JOIN semantic_memories m ON m.world_id = %(w)s "
+                " AND m.object_entity_id = s.entity_id) x GROUP BY memory_id), "
+                "links AS MATERIALIZED ("
+                " (SELECT unnest(m.source_event_ids) AS event_id, 'fact' AS via, f.weight * greatest(0.0, coalesce("
+                " 1 - (m.embedding <=> %(q)s), 0.5)) AS weight FROM f JOIN semantic_memories m ON m.world_id = %(w)s "
+                f" AND m.memory_id = f.memory_id WHERE {facts}) UNION ALL "
+                f" (SELECT unnest(r.evidence_event_ids), 'relationship', s.weight FROM s JOIN {_VISIBLE} r "
+                " ON r.source_entity_id = s.entity_id) UNION ALL "
+                f" (SELECT unnest(r.evidence_event_ids), 'relationship', s.weight FROM s JOIN {_VISIBLE} r "
+                " ON r.target_entity_id = s.entity_id) UNION ALL "
+                " (SELECT n.event_id, 'mention', (array_agg(s.weight ORDER BY s.weight DESC))[2] FROM s "
+                " JOIN entity_mentions n ON n.world_id = %(w)s AND n.entity_id = s.entity_id GROUP BY n.event_id "
+                " HAVING count(DISTINCT n.entity_id) >= 2) UNION ALL "
+                " (SELECT e.event_id, 'said', p.weight FROM (SELECT substr(c.external_ref, 6) AS user_id, s.weight "
+                " FROM s JOIN canonical_entities c ON c.world_id = %(w)s AND c.entity_id = s.entity_id "
+                " WHERE c.external_ref LIKE 'user:%%' AND s.weight >= 1) p CROSS JOIN LATERAL (SELECT event_id "
+                " FROM chat_events e WHERE e.world_id = %(w)s AND e.user_id = p.user_id AND e.embedding IS NOT NULL "
+                " ORDER BY e.embedding <=> %(q)s LIMIT %(k)s) e)), "
+                "t AS MATERIALIZED (SELECT DISTINCT ON (event_id) event_id, via, weight FROM links "
+                " ORDER BY event_id, weight DESC) "
+                "SELECT t.via, t.weight, ev.* FROM t CROSS JOIN LATERAL (SELECT ev.event_id, ev.content AS text, "
+                f"ev.user_id, ev.conversation_id, ev.occurred_at, {_similarity('event', context_weight)} AS similarity "
+                "FROM chat_events ev WHERE ev.world_id = %(w)s AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "
+                f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev "
+                "ORDER BY t.weight * ev.similarity DESC, ev.event_id LIMIT %(k)s", params)
+            return [LinkedTurn.model_validate(r) for r in cur.fetchall()]
 
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
                    min_similarity: float, user_id: str | None = None) -> list[SemanticHit]:

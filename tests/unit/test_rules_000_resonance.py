@@ -310,29 +310,24 @@ def test_a_world_may_offer_the_six_built_in_capabilities_alone(memory_capabiliti
     assert offer.validate(InfoRequest(capability="expand_entity", params={"entity_id": "e1"}))
 
 
-def test_a_world_withdrawing_engrams_capabilities_answers_a_request_for_one_as_an_invalid_request() -> None:
-    fakes, _world = _ports(query_memory_capabilities=False)
-    fakes.llm = ScriptedLLM([NeedsMoreInfo(info_requests=[
-        InfoRequest(capability="search_memories", params={"query": "Lisbon"})])],
-        forced=Answer(content="Dana lives in Lisbon.", confidence=0.9))
-    query = _submitted(fakes)
-    run_query(typing.cast(Any, fakes), "wr", query.query_id)
-    answered = _stored(fakes, query.query_id)
-    assert answered.answer is not None and answered.answer.forced and answered.answer.confidence_level == "low"
-    assert answered.info_requests_used == 0 and "not offered in this world" in answered.answer.content
-
-
 # ---------------------------------------------------------------- the bounded loop and the forced answer
-def test_a_constraint_violation_forces_a_low_confidence_answer() -> None:
-    fakes, _world = _ports()
-    fakes.llm = ScriptedLLM([NeedsMoreInfo(info_requests=[
-        InfoRequest(capability="expand_entity", params={"entity_id": "ent_made_up"})])],
-        forced=Answer(content="Probably Lisbon.", confidence=0.9))
+@pytest.mark.parametrize(("overrides", "request_", "said"), [
+    # a world withdrawing engram's four capabilities answers a request for one as an invalid request
+    ({"query_memory_capabilities": False}, InfoRequest(capability="search_memories", params={"query": "Lisbon"}),
+     "not offered in this world"),
+    # the document's constraint violation: an entity id the context does not hold
+    ({}, InfoRequest(capability="expand_entity", params={"entity_id": "ent_made_up"}), "Invalid entity ID: ent_made_up"),
+], ids=["withdrawn_capability", "unknown_entity_id"])
+def test_a_constraint_violation_forces_a_low_confidence_answer(overrides: dict[str, Any], request_: InfoRequest,
+                                                               said: str) -> None:
+    fakes, _world = _ports(**overrides)
+    fakes.llm = ScriptedLLM([NeedsMoreInfo(info_requests=[request_])],
+                            forced=Answer(content="Probably Lisbon.", confidence=0.9))
     query = _submitted(fakes)
     run_query(typing.cast(Any, fakes), "wr", query.query_id)
     answered = _stored(fakes, query.query_id)
     assert answered.answer is not None and answered.answer.forced and answered.answer.confidence_level == "low"
-    assert answered.info_requests_used == 0 and "Invalid entity ID: ent_made_up" in answered.answer.content
+    assert answered.info_requests_used == 0 and said in answered.answer.content
 
 
 @pytest.mark.parametrize("max_info_requests", [0, 1, 3])

@@ -115,7 +115,9 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     # As of a past time, the facts come from their own read below, never from the brains' current ones.
     kinds = tuple(k for k in wanted if k != "semantic") if as_of is not None else wanted
     intent = classify_query(query, h.retrieval.query_classifier)
-    weights = h.retrieval.fusion_weights.get(intent, h.retrieval.fusion_weights["semantic"])
+    expanding = h.retrieval.search_expansion_limit > 0  # the expansion brain runs only where a world turns it on
+    weights = {b: w for b, w in h.retrieval.fusion_weights.get(intent, h.retrieval.fusion_weights["semantic"]).items()
+               if b != "expansion" or expanding}
     depth = max(h.retrieval.search_candidates, limit)
     windows = time_windows(query, now)
     lexical_query = keyword_query(without_dates(query, windows) if windows and not has_syntax(query) else query)
@@ -156,8 +158,9 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
 
     rankings = {"keyword": [key(k.kind, k.doc_id) for k in keyword],
                 "semantic": [key(s.kind, s.doc_id) for s in semantic],
-                "graph": [key(g.kind, g.doc_id) for g in graph],
-                "expansion": [key(x.kind, x.doc_id) for x in expansion]}
+                "graph": [key(g.kind, g.doc_id) for g in graph]}
+    if expanding:
+        rankings["expansion"] = [key(x.kind, x.doc_id) for x in expansion]
     # The brains' candidates in weighted-RRF order, as many as fusion scores; then the turns around the best.
     fused = rrf(rankings, weights, h.retrieval.rrf_k)
     candidates = sorted(fused, key=lambda k: fused[k], reverse=True)[: max(h.retrieval.search_pool, limit)]
@@ -195,7 +198,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         brains={"keyword": BrainReport(candidates=len(keyword), elapsed_ms=timings.get("keyword", 0.0)),
                 "semantic": BrainReport(candidates=len(semantic), elapsed_ms=timings.get("semantic", 0.0)),
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0)),
-                "expansion": BrainReport(candidates=len(expansion), elapsed_ms=timings.get("expansion", 0.0))},
+                **({"expansion": BrainReport(candidates=len(expansion), elapsed_ms=timings.get("expansion", 0.0))}
+                   if expanding else {})},
         serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id),
         unavailable=unavailable, nothing_relevant=bool(scored) and not passed,
     )
@@ -295,7 +299,8 @@ def _interpretation(intent: QueryClass, weights: dict[str, float], entities: lis
         line += f"; keywords: {lexical_query}"
     if unavailable:
         used = [b for b in weights if b not in unavailable]
-        line += f"; {' and '.join(unavailable)} brain unavailable: ranked by {' and '.join(used)} only"
+        said = " and ".join(filter(None, [", ".join(used[:-1]), used[-1]])) if used else "nothing"
+        line += f"; {' and '.join(unavailable)} brain unavailable: ranked by {said} only"
     return line
 
 

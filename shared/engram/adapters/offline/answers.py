@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.adapters.offline.spans import explains, ranked_sentences, residue
+from engram.adapters.offline.spans import explains, known_as, ranked_sentences, refers_back, residue, speaks_for
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -264,10 +264,12 @@ def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     from engram.adapters.spacy_engine import shared_engine
 
     spans: list[tuple[str, float, ContextItem]] = []
+    known = replace(reading, names=known_as(reading.names, items))
     for cover, _, _, item in ranked[:6]:
         if spans and cover < spans[0][1] * 0.75:
             break
-        span = read_span(reading, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at)
+        span = read_span(known, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at,
+                         speaks_for(item.text, known.names))
         if span and all(span.lower() != s.lower() for s, _, _ in spans):
             spans.append((span, cover, item))
             if not reading.several or len(spans) == 3:
@@ -294,12 +296,13 @@ def _statements(text: str) -> str:
     return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
 
 
-def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | None:
+def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True) -> str | None:
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against
-    `said_at`), or for a "what" question the phrase the question's words lead to."""
+    `said_at`), or for a "what" question the phrase the question's words lead to. `own`: the turn's speaker may
+    be whom the question names (else only its sentences naming them, or a pronoun for them, speak of them)."""
     said = [s for s in ranked_sentences(reading, list(doc.sents))
-            if not _to_listener(s) and _about(s, reading.names)]
+            if not _to_listener(s) and _about(s, reading.names, own)]
     if not said:
         return None
     if reading.expects == "date":
@@ -318,10 +321,14 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | Non
     return None
 
 
-def _about(sent: Span, names: frozenset[str]) -> bool:
-    """Whether a sentence can speak for the people the question names: it names them, or its speaker speaks of
-    themself (the turns read are the asker's own), or at least no one else is its subject ("he", "Jon")."""
-    if not names or any(t.lower_ in _FIRST_PERSON or stem(t.lower_) in names for t in sent):
+def _about(sent: Span, names: frozenset[str], own: bool = True) -> bool:
+    """Whether a sentence can speak for the people the question names: it names them or refers back to them,
+    or its speaker (when `own`: one of them) speaks of themself, or at least no one else is its subject."""
+    if not names or any(stem(t.lower_) in names for t in sent) or refers_back(sent, names):
+        return True
+    if not own:
+        return False  # someone else's "I" or story: "I got my first dog in 2013" is no one else's birthday
+    if any(t.lower_ in _FIRST_PERSON for t in sent):
         return True
     return not any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN") for t in sent)
 

@@ -200,3 +200,23 @@ def test_a_question_by_an_alias_is_answered_by_the_turns_of_the_one_it_names() -
     assert answers.answer(_context("Where does Dee work?", said)).content.startswith("I don't know")
     mom = dana.model_copy(update={"name": "Dee's mom", "text": "Dee's mom (person)"})
     assert answers.answer(_context("Where does Dee work?", said, mom)).content.startswith("I don't know")
+
+
+@pytest.mark.parametrize(("question", "turn"), [
+    ("What does Caroline love about her family?", "Caroline: That's awesome, Melanie! Family love is the best."),
+    ("What did Jon design for his store?", "Jon: Wow, it looks great! Must have taken you ages to design it."),
+    ("What did Jon paint?", "Jon: That's awesome, Gina! Painting sunsets is the best."),
+    ("What did Jon paint?", "Jon: Wow, Gina, that is great! Painted a sunset over the lake."),
+])
+def test_a_speakers_line_about_the_listener_does_not_answer_for_the_speaker(question: str, turn: str) -> None:
+    assert answers.answer(_context(question, _turn("e1", turn))).content.startswith("I don't know")
+
+
+@pytest.mark.parametrize(("question", "turn", "value"), [
+    ("What is Gina's store selling?", "Gina: Hey Jon! The store is selling vintage jackets now.", "vintage jackets"),
+    ("What did Jon paint?", "Jon: Painting sunsets is the best.", "sunsets"),
+    ("What did Jon paint?", "Jon: I finally finished it. Painted a sunset over the lake.", "sunset"),
+])
+def test_a_speakers_own_news_answers_after_a_greeting_or_without_a_subject(question: str, turn: str,
+                                                                            value: str) -> None:
+    assert answers.answer(_context(question, _turn("e1", turn))).content == value

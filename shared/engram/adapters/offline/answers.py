@@ -14,7 +14,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.adapters.offline.spans import explains, known_as, ranked_sentences, refers_back, residue, speaks_for
+from engram.adapters.offline.spans import (
+    explains,
+    known_as,
+    own_story,
+    ranked_sentences,
+    refers_back,
+    residue,
+    speaks_for,
+)
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -44,8 +52,6 @@ _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
 _GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
 _MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
 _SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm", "i've", "i'd", "i'll"})
-_OTHERS = frozenset({"you", "he", "she", "they", "y'all"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
@@ -328,9 +334,7 @@ def _about(sent: Span, names: frozenset[str], own: bool = True) -> bool:
         return True
     if not own:
         return False  # someone else's "I" or story: "I got my first dog in 2013" is no one else's birthday
-    if any(t.lower_ in _FIRST_PERSON for t in sent):
-        return True
-    return not any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN") for t in sent)
+    return own_story(sent, names)
 
 
 def _to_listener(sent: Span) -> bool:

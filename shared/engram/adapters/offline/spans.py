@@ -17,7 +17,7 @@ from engram.model.queries import ContextItem
 from engram.rules.text import content_terms, stem
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span
+    from spacy.tokens import Span, Token
 
 _FOLLOW = 0.5  # weight of a neighbour's cover: an answer often comes next to the sentence naming its topic
 _NEW = 0.2  # weight of what a sentence says beyond the question
@@ -27,6 +27,9 @@ _EXPLAINING = frozenset({"why", "how"})
 _WHEN = frozenset({"DATE", "TIME"})
 _SPOKEN_BY = re.compile(r"^(user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+", re.I)
 _ALIASES = re.compile(r"\balso called ([^.]+)")
+_SELF = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+_YOU = frozenset({"you", "your", "yours", "yourself", "y'all"})
+_OTHERS = frozenset({"he", "she", "they", "him", "them"})
 _BACK = frozenset({"he", "she", "they", "him", "her", "his", "their", "them"})  # refer to someone said before
 
 
@@ -97,7 +100,8 @@ def speaks_for(text: str, names: frozenset[str]) -> bool:
     said = _SPOKEN_BY.match(text)
     if not names or said is None or said.group(1).lower() == "user":
         return True
-    return bool(content_terms(said.group(1)) & names)
+    # A name or its start ("Mel" for Melanie), as people shorten one another's names.
+    return any(w.startswith(n) and len(n) >= 3 for w in content_terms(said.group(1)) for n in names)
 
 
 def refers_back(sent: Span, names: frozenset[str]) -> bool:
@@ -110,3 +114,25 @@ def refers_back(sent: Span, names: frozenset[str]) -> bool:
         return False
     return any(t.lower_ in _BACK and (t.dep_ in ("nsubj", "nsubjpass") or (t.dep_ == "poss" and t.head.dep_ in (
         "nsubj", "nsubjpass"))) for t in sent)
+
+
+def own_story(sent: Span, names: frozenset[str]) -> bool:
+    """Whether a sentence tells its speaker's own story: said in the first person; else not about the listener
+    ("you", "your") or someone else ("she", "Jon"), in a turn that has not turned to the listener before it
+    ("That's awesome, Mel! Family moments like that are so special" is about Mel's family, not the speaker's)."""
+    if any(t.lower_ in _SELF for t in sent):
+        return True
+    if any(t.lower_ in _YOU or (t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN"))
+           for t in sent):
+        return False
+    return not any(t.lower_ in _YOU or _called(t, names) for t in sent.doc[:sent.end])
+
+
+def _called(token: Token, names: frozenset[str]) -> bool:
+    """Whether a word is someone else's name said to them in reply ("Thanks, Mel!", "That's awesome, Jon!"), not
+    in a greeting ("Hey Jon!": the news that follows can still be the speaker's own)."""
+    doc = token.doc
+    before = doc[token.i - 1].lower_ if token.i else "hey"
+    after = doc[token.i + 1].text if token.i + 1 < len(doc) else "."
+    return (token.pos_ == "PROPN" and stem(token.lower_) not in names and after in (",", "!", ".", "?")
+            and before in (",", "thanks", "wow", "oh", "yes", "yeah", "congrats"))

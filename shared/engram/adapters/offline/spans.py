@@ -29,7 +29,7 @@ _SPOKEN_BY = re.compile(r"^(user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*
 _ALIASES = re.compile(r"\balso called ([^.]+)")
 _SELF = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 _YOU = frozenset({"you", "your", "yours", "yourself", "y'all"})
-_OTHERS = frozenset({"he", "she", "they", "him", "them"})
+_OTHERS = frozenset({"he", "she", "they"})  # as a subject: someone else
 _BACK = frozenset({"he", "she", "they", "him", "her", "his", "their", "them"})  # refer to someone said before
 
 

@@ -39,6 +39,7 @@ def _fact(memory_id: str, subject: str, predicate: str, value: str, since: datet
     ("When did Dana go to the support group?", "I went to a support group yesterday.", "4 October 2026"),
     ("When did Dana start painting?", "I started painting last week and love it.", "the week before 5 October 2026"),
     ("How many kids does Melanie have?", "Melanie has three kids and a dog.", "three"),
+    ("When is Maya's birthday?", "Maya's birthday is on March 3, she loves cake.", "March 3"),  # not when said
     ("What did Caroline research?", "Researching adoption agencies, it's been a dream.", "adoption agencies"),
 ])
 def test_a_question_is_answered_with_the_span_of_the_type_it_asks_for(question: str, turn: str, value: str) -> None:

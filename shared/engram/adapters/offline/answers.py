@@ -57,6 +57,8 @@ _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 _WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+_MONTH_DAY = re.compile(rf"\b{_MONTH}[a-z]*\.? \d\d?\b|\b\d\d?(?:st|nd|rd|th)? (?:of )?{_MONTH}", re.I)
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
                           r"november|december)\b", re.I)
@@ -351,12 +353,13 @@ def _closest(reading: Reading, sent: Span, spans: list[Span]) -> list[Span]:
 
 
 def _date_in(sent: Span, said_at: datetime | None) -> str | None:
-    """The first date the sentence says, grounded against when it was said and read as a date."""
+    """The first date the sentence says, grounded against when it was said and read as a date; else one with a
+    year or a day of a month ("March 3": a yearly date, not the day it was said)."""
     if said_at is not None:
         for mention in date_mentions(sent.text, said_at):
             return say_when(mention.text, mention.when, said_at)
     for ent in sent.ents:
-        if ent.label_ == "DATE" and re.search(r"\d{4}", ent.text):
+        if ent.label_ == "DATE" and (re.search(r"\d{4}", ent.text) or _MONTH_DAY.search(ent.text)):
             return ent.text
     return None
 

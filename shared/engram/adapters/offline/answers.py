@@ -258,7 +258,8 @@ def _since(fact: ContextItem) -> datetime:
 def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     """A span of the wanted type from the turns covering the question best (several turns' spans when several
     values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
-    summary (mixing speakers) answers for someone named only where it reports them by name."""
+    summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
+    where it is about them: said by them (an alias the entity items carry counts), or naming them."""
     if not reading.terms:
         return None
     ranked = []

@@ -39,6 +39,7 @@ def _fact(memory_id: str, subject: str, predicate: str, value: str, since: datet
     ("When did Dana go to the support group?", "I went to a support group yesterday.", "4 October 2026"),
     ("When did Dana start painting?", "I started painting last week and love it.", "the week before 5 October 2026"),
     ("How many kids does Melanie have?", "Melanie has three kids and a dog.", "three"),
+    ("When is Maya's birthday?", "Maya's birthday is on March 3, she loves cake.", "March 3"),  # not when said
     ("What did Caroline research?", "Researching adoption agencies, it's been a dream.", "adoption agencies"),
 ])
 def test_a_question_is_answered_with_the_span_of_the_type_it_asks_for(question: str, turn: str, value: str) -> None:
@@ -167,3 +168,56 @@ def test_an_ended_value_answering_what_holds_now_is_never_high() -> None:
 def test_a_fact_of_a_person_with_a_longer_first_name_does_not_answer() -> None:
     priya = _fact("sem_priya", "Priya Raman", "works_at", "Google", datetime(2025, 1, 1, tzinfo=UTC))
     assert answers.answer(_context("Where does Priyanka work?", priya)).content.startswith("I don't know")
+
+
+@pytest.mark.parametrize(("question", "turn"), [
+    ("When is Nadia's birthday?", "Caroline: I got my first dog in 2013, on my birthday."),
+    ("What did Melanie adopt?", "Caroline: I adopted a puppy last week. It sleeps all day."),
+    ("Where does Omar work?", "assistant: I work at Acme Corp, in the support team."),
+])
+def test_another_speakers_first_person_turn_does_not_answer_for_the_person_asked_about(question: str,
+                                                                                        turn: str) -> None:
+    answer = answers.answer(_context(question, _turn("e1", turn)))
+    assert answer.content.startswith("I don't know") and answer.confidence <= 0.1
+
+
+@pytest.mark.parametrize(("question", "turn", "value"), [
+    ("When is Caroline's birthday?", "Caroline: I got my first dog in 2013, on my birthday.", "2013"),
+    ("When is Nadia's birthday?", "Caroline: My friend Nadia had her birthday party in 2013.", "2013"),
+    ("Where does Maya work?", "dana: My sister Maya lives in Leeds. She works at Acme Corp as a nurse.", "Acme Corp"),
+    ("What did Melanie adopt?", "Caroline: Melanie came over. She adopted a puppy last week.", "puppy"),
+    ("What did Dana adopt?", "I adopted a puppy last week.", "puppy"),  # no speaker said: the asker's own turn
+])
+def test_a_turn_answers_for_its_speaker_whom_it_names_or_a_pronoun_for_them(question: str, turn: str,
+                                                                              value: str) -> None:
+    assert answers.answer(_context(question, _turn("e1", turn))).content == value
+
+
+def test_a_question_by_an_alias_is_answered_by_the_turns_of_the_one_it_names() -> None:
+    dana = ContextItem(kind="entity", id="ent_dana", text="Dana Whitfield (person). also called Dee", score=1.0,
+                       name="Dana Whitfield")
+    said = _turn("e1", "dana: I work at Acme Corp as a product manager.")
+    assert answers.answer(_context("Where does Dee work?", said, dana)).content == "Acme Corp"
+    assert answers.answer(_context("Where does Dee work?", said)).content.startswith("I don't know")
+    mom = dana.model_copy(update={"name": "Dee's mom", "text": "Dee's mom (person)"})
+    assert answers.answer(_context("Where does Dee work?", said, mom)).content.startswith("I don't know")
+
+
+@pytest.mark.parametrize(("question", "turn"), [
+    ("What does Caroline love about her family?", "Caroline: That's awesome, Melanie! Family love is the best."),
+    ("What did Jon design for his store?", "Jon: Wow, it looks great! Must have taken you ages to design it."),
+    ("What did Jon paint?", "Jon: That's awesome, Gina! Painting sunsets is the best."),
+    ("What did Jon paint?", "Jon: Wow, Gina, that is great! Painted a sunset over the lake."),
+])
+def test_a_speakers_line_about_the_listener_does_not_answer_for_the_speaker(question: str, turn: str) -> None:
+    assert answers.answer(_context(question, _turn("e1", turn))).content.startswith("I don't know")
+
+
+@pytest.mark.parametrize(("question", "turn", "value"), [
+    ("What is Gina's store selling?", "Gina: Hey Jon! The store is selling vintage jackets now.", "vintage jackets"),
+    ("What did Jon paint?", "Jon: Painting sunsets is the best.", "sunsets"),
+    ("What did Jon paint?", "Jon: I finally finished it. Painted a sunset over the lake.", "sunset"),
+])
+def test_a_speakers_own_news_answers_after_a_greeting_or_without_a_subject(question: str, turn: str,
+                                                                            value: str) -> None:
+    assert answers.answer(_context(question, _turn("e1", turn))).content == value

@@ -14,7 +14,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.adapters.offline.spans import explains, ranked_sentences, residue
+from engram.adapters.offline.spans import (
+    explains,
+    known_as,
+    own_story,
+    ranked_sentences,
+    refers_back,
+    residue,
+    speaks_for,
+)
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -44,13 +52,13 @@ _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
 _GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
 _MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
 _SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm", "i've", "i'd", "i'll"})
-_OTHERS = frozenset({"you", "he", "she", "they", "y'all"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 _WEEK_WORDS = re.compile(r"\b(?P<unit>week|weekend)s?\b", re.I)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+_MONTH_DAY = re.compile(rf"\b{_MONTH}[a-z]*\.? \d\d?\b|\b\d\d?(?:st|nd|rd|th)? (?:of )?{_MONTH}", re.I)
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
                           r"november|december)\b", re.I)
@@ -250,7 +258,8 @@ def _since(fact: ContextItem) -> datetime:
 def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     """A span of the wanted type from the turns covering the question best (several turns' spans when several
     values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
-    summary (mixing speakers) answers for someone named only where it reports them by name."""
+    summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
+    where it is about them: said by them (an alias the entity items carry counts), or naming them."""
     if not reading.terms:
         return None
     ranked = []
@@ -264,10 +273,12 @@ def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     from engram.adapters.spacy_engine import shared_engine
 
     spans: list[tuple[str, float, ContextItem]] = []
+    known = replace(reading, names=known_as(reading.names, items))
     for cover, _, _, item in ranked[:6]:
         if spans and cover < spans[0][1] * 0.75:
             break
-        span = read_span(reading, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at)
+        span = read_span(known, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at,
+                         speaks_for(item.text, known.names))
         if span and all(span.lower() != s.lower() for s, _, _ in spans):
             spans.append((span, cover, item))
             if not reading.several or len(spans) == 3:
@@ -294,12 +305,13 @@ def _statements(text: str) -> str:
     return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
 
 
-def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | None:
+def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True) -> str | None:
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against
-    `said_at`), or for a "what" question the phrase the question's words lead to."""
+    `said_at`), or for a "what" question the phrase the question's words lead to. `own`: the turn's speaker may
+    be whom the question names (else only its sentences naming them, or a pronoun for them, speak of them)."""
     said = [s for s in ranked_sentences(reading, list(doc.sents))
-            if not _to_listener(s) and _about(s, reading.names)]
+            if not _to_listener(s) and _about(s, reading.names, own)]
     if not said:
         return None
     if reading.expects == "date":
@@ -318,12 +330,14 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None) -> str | Non
     return None
 
 
-def _about(sent: Span, names: frozenset[str]) -> bool:
-    """Whether a sentence can speak for the people the question names: it names them, or its speaker speaks of
-    themself (the turns read are the asker's own), or at least no one else is its subject ("he", "Jon")."""
-    if not names or any(t.lower_ in _FIRST_PERSON or stem(t.lower_) in names for t in sent):
+def _about(sent: Span, names: frozenset[str], own: bool = True) -> bool:
+    """Whether a sentence can speak for the people the question names: it names them or refers back to them,
+    or its speaker (when `own`: one of them) speaks of themself, or at least no one else is its subject."""
+    if not names or any(stem(t.lower_) in names for t in sent) or refers_back(sent, names):
         return True
-    return not any(t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN") for t in sent)
+    if not own:
+        return False  # someone else's "I" or story: "I got my first dog in 2013" is no one else's birthday
+    return own_story(sent, names)
 
 
 def _to_listener(sent: Span) -> bool:
@@ -340,12 +354,13 @@ def _closest(reading: Reading, sent: Span, spans: list[Span]) -> list[Span]:
 
 
 def _date_in(sent: Span, said_at: datetime | None) -> str | None:
-    """The first date the sentence says, grounded against when it was said and read as a date."""
+    """The first date the sentence says, grounded against when it was said and read as a date; else one with a
+    year or a day of a month ("March 3": a yearly date, not the day it was said)."""
     if said_at is not None:
         for mention in date_mentions(sent.text, said_at):
             return say_when(mention.text, mention.when, said_at)
     for ent in sent.ents:
-        if ent.label_ == "DATE" and re.search(r"\d{4}", ent.text):
+        if ent.label_ == "DATE" and (re.search(r"\d{4}", ent.text) or _MONTH_DAY.search(ent.text)):
             return ent.text
     return None
 

@@ -9,12 +9,15 @@ determiners, interjections) and its dates: its reason or manner, short."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from engram.model.queries import ContextItem
 from engram.rules.text import content_terms, stem
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span
+    from spacy.tokens import Span, Token
 
 _FOLLOW = 0.5  # weight of a neighbour's cover: an answer often comes next to the sentence naming its topic
 _NEW = 0.2  # weight of what a sentence says beyond the question
@@ -22,6 +25,12 @@ _NEW_TERMS = 4  # new terms past which a sentence is not more of an answer
 _FUNCTION = frozenset({"PRON", "INTJ", "AUX", "CCONJ", "DET", "PUNCT", "SPACE"})
 _EXPLAINING = frozenset({"why", "how"})
 _WHEN = frozenset({"DATE", "TIME"})
+_SPOKEN_BY = re.compile(r"^(user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+", re.I)
+_ALIASES = re.compile(r"\balso called ([^.]+)")
+_SELF = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+_YOU = frozenset({"you", "your", "yours", "yourself", "y'all"})
+_OTHERS = frozenset({"he", "she", "they"})  # as a subject: someone else
+_BACK = frozenset({"he", "she", "they", "him", "her", "his", "their", "them"})  # refer to someone said before
 
 
 class Asked(Protocol):
@@ -70,3 +79,60 @@ def residue(asked: Asked, sent: Span) -> str | None:
              and t.ent_type_ not in _WHEN]  # a date says when, not why or how
     text = " ".join(words)
     return text if content_terms(text) else None  # "to in" says nothing
+
+
+def known_as(names: frozenset[str], items: Sequence[ContextItem]) -> frozenset[str]:
+    """The question's names with the other names of the entities they name: an entity item's name and the
+    aliases its record lists ("Dana Whitfield ... also called Dee": a question about Dee is about Dana)."""
+    known = set(names)
+    for item in items:
+        if item.kind == "entity" and item.name:
+            said = [item.name, *(a.strip() for m in _ALIASES.findall(item.text) for a in m.split(","))]
+            group = {t for n in said if all(w[:1].isupper() for w in n.split()) for t in content_terms(n)}  # names, not "Caroline's mom"
+            if group & names:
+                known |= group
+    return frozenset(known)
+
+
+def speaks_for(text: str, names: frozenset[str]) -> bool:
+    """Whether a turn's "I" can be one the question names: its speaker ("Dana: ...") is named, or it says no
+    speaker, or only the asking user's role ("user: ..."); an assistant or another person speaks for themself."""
+    said = _SPOKEN_BY.match(text)
+    if not names or said is None or said.group(1).lower() == "user":
+        return True
+    # A name or its start ("Mel" for Melanie), as people shorten one another's names.
+    return any(w.startswith(n) and len(n) >= 3 for w in content_terms(said.group(1)) for n in names)
+
+
+def refers_back(sent: Span, names: frozenset[str]) -> bool:
+    """Whether the sentence's subject (or its owner) is a pronoun for someone the previous sentence of the same
+    turn names: "My sister Maya lives in Leeds. She works at Acme." is about Maya twice."""
+    if sent.start == 0:
+        return False
+    previous = sent.doc[sent.start - 1].sent
+    if not any(stem(t.lower_) in names for t in previous):
+        return False
+    return any(t.lower_ in _BACK and (t.dep_ in ("nsubj", "nsubjpass") or (t.dep_ == "poss" and t.head.dep_ in (
+        "nsubj", "nsubjpass"))) for t in sent)
+
+
+def own_story(sent: Span, names: frozenset[str]) -> bool:
+    """Whether a sentence tells its speaker's own story: said in the first person; else not about the listener
+    ("you", "your") or someone else ("she", "Jon"), in a turn that has not turned to the listener before it
+    ("That's awesome, Mel! Family moments like that are so special" is about Mel's family, not the speaker's)."""
+    if any(t.lower_ in _SELF for t in sent):
+        return True
+    if any(t.lower_ in _YOU or (t.dep_ in ("nsubj", "nsubjpass") and (t.lower_ in _OTHERS or t.pos_ == "PROPN"))
+           for t in sent):
+        return False
+    return not any(t.lower_ in _YOU or _called(t, names) for t in sent.doc[:sent.end])
+
+
+def _called(token: Token, names: frozenset[str]) -> bool:
+    """Whether a word is someone else's name said to them in reply ("Thanks, Mel!", "That's awesome, Jon!"), not
+    in a greeting ("Hey Jon!": the news that follows can still be the speaker's own)."""
+    doc = token.doc
+    before = doc[token.i - 1].lower_ if token.i else "hey"
+    after = doc[token.i + 1].text if token.i + 1 < len(doc) else "."
+    return (token.pos_ == "PROPN" and stem(token.lower_) not in names and after in (",", "!", ".", "?")
+            and before in (",", "thanks", "wow", "oh", "yes", "yeah", "congrats"))

@@ -55,7 +55,7 @@ def _world(clients: Clients, world: str, prefix: str = "") -> dict[str, str]:
 
 
 def _expanding(clients: Clients, world_id: str) -> World:
-    """The world with the expansion brain on (the default), whatever the defaults become."""
+    """The world with the expansion brain on (it is off by default)."""
     world = clients.world(world_id)
     return replace(world, heuristics=world.heuristics.with_overrides({"search_expansion_limit": 60}))
 

@@ -13,7 +13,7 @@ from engram.model.search import LinkedTurn
 from engram.retrieval.expansion import ExpansionPorts, asks_when, expansion_brain, rank_turns
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
-H = DEFAULT_HEURISTICS
+H = DEFAULT_HEURISTICS.with_overrides({"search_expansion_limit": 60})  # the brain is off by default
 
 
 def turn(event_id: str, text: str, *, weight: float = 1.0, similarity: float = 0.5, conversation: str = "s1",

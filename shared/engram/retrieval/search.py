@@ -137,7 +137,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h) if kinds else [])
     expansion_f = _timed(timings, "expansion", lambda: expansion_brain(
         clients, world_id, query, reached, vector, user_id=user_id, h=h, names=[e.name for e in entities])
-        if "event" in kinds else [])
+        if "event" in kinds else []) if expanding else None
     unavailable: list[Brain] = []
     try:
         keyword: list[KeywordHit] = keyword_f.result()
@@ -146,7 +146,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         keyword, unavailable = [], ["keyword"]
     semantic: list[SemanticHit] = semantic_f.result()
     graph: list[SemanticHit] = graph_f.result()
-    expansion: list[SemanticHit] = expansion_f.result()
+    expansion: list[SemanticHit] = expansion_f.result() if expansion_f else []
     past: list[tuple[IndexDocument, float]] = []
     if as_of is not None and "semantic" in wanted:
         # Near the question by meaning, or about an entity the question leads to (the graph brain's part).

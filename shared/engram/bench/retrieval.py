@@ -41,10 +41,14 @@ DEPTH = 20  # events scored per question and system (the deepest cutoff)
 HITS = 50  # hits asked of engram: an entity hit stands for no event, a memory for several
 SYSTEMS = ("engram", "bm25", "dense", "bm25+dense rrf")
 # Modules whose code decides what an ingested world holds: a cached world is reused only while they are unchanged.
-_INGEST_MODULES = ("ingest.py", "resolution.py", "extraction.py", "signals.py", "consolidation.py",
-                   "rules", "adapters/offline_llm.py", "adapters/embedders.py", "adapters/tantivy_index.py",
-                   "adapters/postgres", "migrations", "model", "bench/locomo.py")
-_QUERY_TIME_MODULES = ("adapters/postgres/retrieval.py", "adapters/postgres/graph.py")
+_INGEST_MODULES = ("enrichment", "consolidation", "memory", "rules", "model", "migrations", "app",
+                   "adapters/offline", "adapters/spacy_engine.py", "adapters/engine_first.py",
+                   "adapters/staged_llm.py", "adapters/structured.py", "adapters/embedders.py",
+                   "adapters/tantivy_index.py", "adapters/postgres", "bench/locomo.py")
+# Within those, the modules read only when a question is asked: changing them never invalidates an ingested world.
+_QUERY_TIME_MODULES = ("adapters/postgres/retrieval.py", "adapters/postgres/graph.py",
+                       "adapters/offline/answers.py", "adapters/offline/spans.py",
+                       "adapters/offline/research.py", "adapters/offline/synthesis.py", "memory/context.py")
 # Heuristics read only at query time: changing them never invalidates an ingested world.
 _QUERY_TIME = ("rrf_", "ranker", "weight_", "recency_", "semantic_", "search_", "context_", "fusion_", "keyword_", "graph_",
                "serendipity_", "query_", "web_", "max_info", "max_initial", "chars_per")

@@ -231,6 +231,27 @@ def test_a_fact_that_decayed_away_is_archived_out_of_search_but_its_event_stays(
     assert summary is not None and summary.key_facts == []  # a faded fact is not revived by re-reading it
 
 
+def test_an_imported_old_conversation_keeps_its_facts(clients: Clients) -> None:
+    """Decay runs on the world's clock: facts stated years ago, in a world where nothing was said since, are
+    as fresh as the world's last word (a LoCoMo import dated 2023 lost every fact to the wall clock)."""
+    world = "cons-imported"
+    clients.workflows = InlineWorkflows(clients, background=False)
+    _ingest(clients, world, "cleo", {"old": ["I live in Valladolid.", "I work at Prado Mills."]},
+            NOW - timedelta(days=3 * 365))
+    facts = [f for f in clients.store.user_memories(world, "cleo", "semantic", 10) if f.status == "active"]
+    assert len(facts) == 2
+
+    _, output = consolidate(clients, world)
+
+    assert output["archived"] == 0
+    after = clients.store.user_memories(world, "cleo", "semantic", 10)
+    assert sorted(f.status for f in after) == ["active", "active"]
+    found = search(clients, clients.world(world), "Valladolid", user_id="cleo", limit=10).hits
+    assert "semantic" in {h.kind for h in found}
+    summary = clients.store.get_summary(world, "conversation", "old")
+    assert summary is not None and len(summary.key_facts) == 2  # still current: the summary confirms them
+
+
 # ---------------------------------------------------------------- conflicts
 def _fact(world: str, memory_id: str, value: str, confidence: float, valid_from: datetime,
           validated: datetime) -> SemanticMemory:

@@ -93,12 +93,21 @@ def consolidate_scope(clients: Clients, world: World, scope: Scope, *, now: date
     """Consolidate one scope (of `world`) as of the plan's time."""
     as_of = scope.as_of or now or utcnow()
     h = world.heuristics
+    decay_at = world_clock(clients, scope.world_id, as_of)
     if scope.scope_kind == "world":
-        return _upkeep(clients, scope, h, as_of)
-    result = _summarize(clients, scope, h, as_of)
+        return _upkeep(clients, scope, h, as_of, decay_at)
+    result = _summarize(clients, scope, h, as_of, decay_at)
     if scope.scope_kind == "user" and scope.user_id is not None:
         result.procedures = _procedures(clients, scope.world_id, scope.user_id, h, as_of)
     return result
+
+
+def world_clock(clients: Clients, world_id: str, as_of: datetime) -> datetime:
+    """The time decay is measured at: the world's latest event when it is older than `as_of`. A fact fades
+    while the world goes on without restating it, not while nothing is said: an imported old conversation
+    keeps its facts, and a live world's clock is the wall clock."""
+    found = clients.store.worlds([world_id])
+    return min(as_of, found[0].last_event_at) if found else as_of
 
 
 def finish_run(clients: Clients, run_id: str, results: Sequence[ScopeResult], upkeep: Sequence[ScopeResult] = (),
@@ -122,7 +131,7 @@ def finish_run(clients: Clients, run_id: str, results: Sequence[ScopeResult], up
 
 
 # ---------------------------------------------------------------- summaries
-def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -> ScopeResult:
+def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime, decay_at: datetime) -> ScopeResult:
     """Synthesize a scope from its highest-scoring memories: its facts by effective confidence, its events by
     importance. The facts the summary confirms (the model says which) and that are still true (active, valid time
     open) are confirmed: +boost (under the cap) and validated now, once per run; the summary and those facts are
@@ -136,7 +145,7 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     if not facts and not events:
         return result
     # A fact that decayed below the archive threshold is not revived by re-reading old material: it is left out.
-    scored = [(f, name, explained(f, h, as_of).effective_confidence) for f, name in facts]
+    scored = [(f, name, explained(f, h, decay_at).effective_confidence) for f, name in facts]
     ranked = sorted([x for x in scored if x[2] >= h.consolidation.archive_below_confidence],
                     key=lambda x: (-x[2], x[0].memory_id))[: h.consolidation.summary_max_items]
     # The chosen facts in a canonical order: this run's own boosts reorder scores, and a retried scope must
@@ -152,7 +161,7 @@ def _summarize(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -
     # Only a fact still true is confirmed: a restated old value (closed or superseded) keeps its confidence.
     kept = [(f, name) for f, name, _ in ranked if f.memory_id in confirmed_ids and _current(f)]
     boosted = [_confirm(f, h, as_of) for f, _ in kept if f.last_validated_at < as_of]
-    effective = [explained(f, h, as_of).effective_confidence for f, _ in kept]
+    effective = [explained(f, h, max(decay_at, f.last_validated_at)).effective_confidence for f, _ in kept]
     user_id = scope.user_id or (events[-1].user_id if events else None)
     summary = MemorySummary(
         world_id=scope.world_id, user_id=user_id, scope_kind=scope.scope_kind,  # type: ignore[arg-type]
@@ -249,14 +258,14 @@ def _recurring(clients: Clients, world_id: str, user_id: str, h: Heuristics,
 
 
 # ---------------------------------------------------------------- a world's upkeep
-def _upkeep(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime) -> ScopeResult:
-    settled = _settle_conflicts(clients, scope.world_id, h, as_of)
-    archived = _forget(clients, scope.world_id, h, as_of)
+def _upkeep(clients: Clients, scope: Scope, h: Heuristics, as_of: datetime, decay_at: datetime) -> ScopeResult:
+    settled = _settle_conflicts(clients, scope.world_id, h, as_of, decay_at)
+    archived = _forget(clients, scope.world_id, h, decay_at)
     return ScopeResult(world_id=scope.world_id, scope_kind=scope.scope_kind, scope_id=scope.scope_id,
                        conflicts_settled=settled, archived=archived)
 
 
-def _settle_conflicts(clients: Clients, world_id: str, h: Heuristics, as_of: datetime) -> int:
+def _settle_conflicts(clients: Clients, world_id: str, h: Heuristics, as_of: datetime, decay_at: datetime) -> int:
     """Open conflicts the rules (engram.rules.conflicts) can now settle, read with each side's effective
     confidence as of now: a side left unconfirmed decays, one restated or confirmed holds. The loser is
     superseded, never deleted, and the conflict records the strategy and why; the rest stay open for the user."""
@@ -268,7 +277,7 @@ def _settle_conflicts(clients: Clients, world_id: str, h: Heuristics, as_of: dat
         old, new = sides.get(conflict.memory_id), sides.get(conflict.conflicting_memory_id)
         if old is None or new is None or old.status != "active" or new.status != "active":
             continue
-        decision = decide(_side(old, h, as_of), _side(new, h, as_of), confidence_gap=h.extract.conflict_confidence_gap,
+        decision = decide(_side(old, h, decay_at), _side(new, h, decay_at), confidence_gap=h.extract.conflict_confidence_gap,
                           recency_gap_days=h.extract.conflict_recency_gap_days)
         if decision.winner is None:
             continue
@@ -292,8 +301,9 @@ def _side(fact: SemanticMemory, h: Heuristics, as_of: datetime) -> Side:
 
 
 def _forget(clients: Clients, world_id: str, h: Heuristics, as_of: datetime) -> int:
-    """Archive the facts whose effective confidence decayed below the threshold: kept, out of retrieval and
-    of the keyword index, their edges gone from the graph; the events they came from are untouched."""
+    """Archive the facts whose effective confidence decayed below the threshold as of the world's clock: kept,
+    out of retrieval and of the keyword index, their edges gone from the graph; the events they came from are
+    untouched."""
     oldest = clients.store.facts_least_validated(world_id, h.consolidation.consolidation_forget_batch)
     faded = [f.memory_id for f in oldest if explained(f, h, as_of).effective_confidence
              < h.consolidation.archive_below_confidence]

@@ -105,3 +105,23 @@ def test_another_user_reaches_nothing_through_anas_facts_and_turns(clients: Clie
     assert {"t1", "t2", "t3"} <= {t.event_id for t in mine}
     other = search(clients, world, QUESTION, user_id="sam", now=NOW)
     assert other.brains["expansion"].candidates == 0 and all(h.user_id in (None, "sam") for h in other.hits)
+
+
+def test_a_turn_stating_a_superseded_fact_is_not_linked(clients: Clients) -> None:
+    """"Where does Eva live now?" must not come back with the turn of the home she left: a turn that states a
+    fact since superseded is left to the other brains; the turn of the current fact is linked."""
+    ids = _world(clients, "wexp-moved")
+    old = SemanticMemory(world_id="wexp-moved", memory_id=new_id("mem"), user_id="ana", subject_entity_id=ids["Eva"],
+                         predicate="lives_in", object_value="Leeds", confidence=0.9, source_event_ids=["t4"],
+                         created_at=T0, last_validated_at=T0, status="superseded", valid_to=T0 + timedelta(hours=1))
+    now = SemanticMemory(world_id="wexp-moved", memory_id=new_id("mem"), user_id="ana", subject_entity_id=ids["Eva"],
+                         predicate="works_at", object_value="Olivo Labs", confidence=0.9, source_event_ids=["t5"],
+                         created_at=T0, last_validated_at=T0)
+    clients.store.record_facts("wexp-moved", [(f, clients.embedder.embed([f"Eva {f.predicate} {f.object_value}"])[0])
+                                              for f in (old, now)], [], [])
+    reached = {ids["Eva"]: 1.0}
+    vector = clients.embedder.embed(["Where does Eva live now?"])[0]
+    via = {t.event_id: t.via for t in clients.store.linked_turns("wexp-moved", reached, vector, user_id=None,
+                                                                 limit=20)}
+    assert via.get("t5") == "fact" and "t3" in via
+    assert "t4" not in via

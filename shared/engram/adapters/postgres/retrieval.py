@@ -191,9 +191,10 @@ class RetrievalRepo(PostgresBase):
 
     def linked_turns(self, world_id: str, entity_weights: dict[str, float], embedding: Sequence[float], *,
                      user_id: str | None, limit: int, context_weight: float = 0.0) -> list[LinkedTurn]:
-        """The expansion brain's turns, in one statement: those stating a fact whose subject or object was reached
-        (any status: the turn said it), the evidence of the reached entities' relationships (the edges the user
-        sees), the turns naming two reached entities, and the nearest `limit` turns each seed user said. A turn
+        """The expansion brain's turns, in one statement: those stating a current fact whose subject or object was
+        reached (a turn that states a reached fact since superseded or closed is left out, by any link: it would
+        answer with the old value; the other brains still find it), the evidence of the reached entities'
+        relationships (the edges the user sees), the turns naming two reached entities, and the nearest `limit` turns each seed user said. A turn
         keeps its strongest link: the nearer end's weight (a fact's times its similarity to the query; two names
         together, the weaker's). The best `limit` by weight times similarity, each with its text."""
         if not entity_weights:
@@ -210,10 +211,12 @@ class RetrievalRepo(PostgresBase):
                 " AND m.subject_entity_id = s.entity_id UNION ALL "
                 " SELECT m.memory_id, s.weight FROM s JOIN semantic_memories m ON m.world_id = %(w)s "
                 " AND m.object_entity_id = s.entity_id) x GROUP BY memory_id), "
+                "fl AS MATERIALIZED (SELECT unnest(m.source_event_ids) AS event_id, f.weight * greatest(0.0, coalesce("
+                " 1 - (m.embedding <=> %(q)s), 0.5)) AS weight, (m.status = 'active' AND m.valid_to IS NULL) AS current "
+                f" FROM f JOIN semantic_memories m ON m.world_id = %(w)s AND m.memory_id = f.memory_id WHERE {facts}), "
+                "stale AS MATERIALIZED (SELECT DISTINCT event_id FROM fl WHERE NOT current), "
                 "links AS MATERIALIZED ("
-                " (SELECT unnest(m.source_event_ids) AS event_id, 'fact' AS via, f.weight * greatest(0.0, coalesce("
-                " 1 - (m.embedding <=> %(q)s), 0.5)) AS weight FROM f JOIN semantic_memories m ON m.world_id = %(w)s "
-                f" AND m.memory_id = f.memory_id WHERE {facts}) UNION ALL "
+                " (SELECT event_id, 'fact' AS via, weight FROM fl WHERE current) UNION ALL "
                 f" (SELECT unnest(r.evidence_event_ids), 'relationship', s.weight FROM s JOIN {_VISIBLE} r "
                 " ON r.source_entity_id = s.entity_id) UNION ALL "
                 f" (SELECT unnest(r.evidence_event_ids), 'relationship', s.weight FROM s JOIN {_VISIBLE} r "
@@ -227,7 +230,7 @@ class RetrievalRepo(PostgresBase):
                 " FROM chat_events e WHERE e.world_id = %(w)s AND e.user_id = p.user_id AND e.embedding IS NOT NULL "
                 " ORDER BY e.embedding <=> %(q)s LIMIT %(k)s) e)), "
                 "t AS MATERIALIZED (SELECT DISTINCT ON (event_id) event_id, via, weight FROM links "
-                " ORDER BY event_id, weight DESC) "
+                " WHERE event_id NOT IN (SELECT event_id FROM stale) ORDER BY event_id, weight DESC) "
                 "SELECT t.via, t.weight, ev.* FROM t CROSS JOIN LATERAL (SELECT ev.event_id, ev.content AS text, "
                 f"ev.user_id, ev.conversation_id, ev.occurred_at, {_similarity('event', context_weight)} AS similarity "
                 "FROM chat_events ev WHERE ev.world_id = %(w)s AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "

@@ -70,6 +70,24 @@ def test_features_read_entities_speakers_provenance_and_the_query() -> None:
     assert cols["time.position"][at["event:a"]] < cols["time.position"][at["event:c"]]  # older, lower
 
 
+def test_a_question_asking_when_marks_the_turns_that_say_when() -> None:
+    docs = _docs(IndexDocument(world_id="w", doc_id="d", kind="event", text="I went to the lake yesterday.",
+                               occurred_at=NOW),
+                 IndexDocument(world_id="w", doc_id="u", kind="event", text="I love the lake.", occurred_at=NOW),
+                 IndexDocument(world_id="w", doc_id="s", kind="semantic", text="dana visited lake in May 2023"))
+    keys, rankings = list(docs), {"semantic": list(docs)}
+    scored = fuse(rankings, {"semantic": 1.0}, {}, {}, docs, {}, [], NOW, H)
+
+    def cols(question: Query) -> dict[str, list[float]]:
+        return features(keys, rankings, scored, {}, {}, docs, {}, question, NOW, H)
+
+    asking = cols(Query("temporal", [], asks_when=True))
+    assert asking["time.dated_when"] == [1.0, 0.0, 0.0]  # a turn that says when; a fact is no turn
+    assert asking["query.when"] == [1.0] * 3
+    telling = cols(Query("temporal", []))
+    assert telling["time.dated_when"] == [0.0] * 3 and telling["query.when"] == [0.0] * 3
+
+
 # ---------------------------------------------------------------- the tree walker
 def _leaf(v: float) -> dict[str, Any]:
     return {"leaf_value": v}

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from engram.model.heuristics import Heuristics
 from engram.model.search import LinkedTurn, SemanticHit
-from engram.rules.grounding import date_mentions
+from engram.retrieval.features import dated
 from engram.rules.text import content_terms
 
 # A question asking when, or how long ago or for how long: its answer is a turn's date.
@@ -29,10 +29,6 @@ _ASKS_WHEN = re.compile(r"\b(?:when|what\s+(?:date|day|month|year|time)|which\s+
                         r"how\s+long|how\s+many\s+(?:days|weeks|months|years))\b", re.I)
 
 
-# Every date expression `date_mentions` reads holds one of these (a superset): a cheap test before its regexes.
-_MAYBE_DATED = re.compile(r"\d|\b(?:yesterday|today|tonight|tomorrow|morning|afternoon|evening|night|days?\b|weeks?|"
-                          r"weekend|months?\b|years?\b|spring|summer|autumn|fall|winter|mon|tue|wed|thu|fri|sat|sun|"
-                          r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
 
 
 class ExpansionStore(Protocol):
@@ -95,4 +91,4 @@ def rank_turns(question: str, turns: Sequence[LinkedTurn], h: Heuristics, *,
 
 def _dated(turn: LinkedTurn) -> bool:
     """The turn says when something happened: a date or a time expression grounded against when it was said."""
-    return _MAYBE_DATED.search(turn.text) is not None and bool(date_mentions(turn.text, turn.occurred_at))
+    return dated(turn.text, turn.occurred_at)

@@ -12,6 +12,7 @@ particular dataset, speaker or date: they are ranks, shares and standardized sco
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,8 +23,13 @@ from engram.model.search import IndexDocument
 from engram.retrieval.classify import QUERY_CLASSES
 from engram.retrieval.fusion import Key, Scored, in_time
 from engram.rules.dates import TimeWindow
+from engram.rules.grounding import date_mentions
 from engram.rules.relevance import jaccard, standardized
 
+# Every date expression `date_mentions` reads holds one of these (a superset): a cheap test before its regexes.
+_MAYBE_DATED = re.compile(r"\d|\b(?:yesterday|today|tonight|tomorrow|morning|afternoon|evening|night|days?\b|weeks?|"
+                          r"weekend|months?\b|years?\b|spring|summer|autumn|fall|winter|mon|tue|wed|thu|fri|sat|sun|"
+                          r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
 KINDS = ("event", "episodic", "semantic", "summary", "procedural", "entity")
 
 
@@ -35,6 +41,7 @@ class Query:
     entities: Sequence[str]
     speakers: Sequence[str] = ()
     windows: Sequence[TimeWindow] = ()
+    asks_when: bool = False  # the question asks when (or how long ago): its answer is a turn's date
 
 
 def features(keys: Sequence[Key], rankings: Mapping[str, list[Key]], scored: Mapping[Key, Scored],
@@ -111,6 +118,10 @@ def features(keys: Sequence[Key], rankings: Mapping[str, list[Key]], scored: Map
     known = sorted(t for t in times if t is not None)
     col("time.window", [in_time(docs[k], query.windows, h) for k in keys])
     col("time.position", [_position(t, known) for t in times])
+    # For a question asking when, a turn that says when something happened (read only then: the regexes cost).
+    col("time.dated_when", [1.0 if query.asks_when and docs[k].kind == "event" and dated(docs[k].text,
+                                                                                           docs[k].occurred_at)
+                            else 0.0 for k in keys])
 
     for kind in KINDS:
         col(f"kind.{kind}", [1.0 if docs[k].kind == kind else 0.0 for k in keys])
@@ -125,7 +136,13 @@ def features(keys: Sequence[Key], rankings: Mapping[str, list[Key]], scored: Map
     col("query.windows", [float(len(query.windows))] * n)
     col("query.speakers", [float(len(query.speakers))] * n)
     col("query.candidates", [math.log1p(n)] * n)
+    col("query.when", [float(query.asks_when)] * n)
     return cols
+
+
+def dated(text: str, said_at: datetime | None) -> bool:
+    """The text says when something happened: a date or a time expression grounded against when it was said."""
+    return said_at is not None and _MAYBE_DATED.search(text) is not None and bool(date_mentions(text, said_at))
 
 
 def _z(values: list[float]) -> list[float]:

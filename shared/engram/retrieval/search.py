@@ -33,7 +33,7 @@ from engram.ports import Embedder, EntityStore, KeywordIndex
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
-from engram.retrieval.expansion import ExpansionStore, expansion_brain
+from engram.retrieval.expansion import ExpansionStore, asks_when, expansion_brain
 from engram.retrieval.features import Query
 from engram.retrieval.fusion import Key, Scored, key
 from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
@@ -184,7 +184,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     query_entity_ids = [e.entity_id for e in entities]
     # The learned ranker (or the hand-tuned fusion, per world); below the relevance floor a hit is dropped.
     scored = rank(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs, neighbours,
-                  Query(intent, query_entity_ids, [e.user_id for e in entities if e.user_id], windows), now, h)
+                  Query(intent, query_entity_ids, [e.user_id for e in entities if e.user_id], windows,
+                        asks_when(query)), now, h)
     passed = relevant(scored, h)
     order = passed[:limit]
     highlights = {key(k.kind, k.doc_id): k.highlights for k in keyword}

@@ -193,6 +193,7 @@ def test_recording_hands_every_ranking_its_features() -> None:
 
 
 def test_the_shipped_model_reads_only_features_the_search_gives() -> None:
-    _keys, cols = _columns({"keyword": ["event:a"], "semantic": ["event:b"], "graph": ["semantic:f"]})
+    _keys, cols = _columns({"keyword": ["event:a"], "semantic": ["event:b"], "graph": ["semantic:f"],
+                            "expansion": ["event:c"]})  # the four brains the search runs by default
     model = shipped()
     assert model.roots.size > 0 and set(model.feature_names) <= set(cols)

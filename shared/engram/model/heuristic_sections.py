@@ -246,7 +246,7 @@ class RetrievalHeuristics(Section):
     graph_hop_decay: float = 0.5  # a connected entity counts this much less per hop
     graph_max_entities: int = 50
     # the expansion brain: turns reached through the question's entities' facts, relationships and co-mentions
-    search_expansion_limit: int = 0  # turns it ranks; 0 (off): no held-out LoCoMo gain, ~50 ms (README); 60 turns it on
+    search_expansion_limit: int = 60  # turns it ranks; 0 turns it off (the document's three brains)
     search_expansion_term_weight: float = 0.3  # the share of the question's words (names aside) a turn contains
     search_expansion_dated_weight: float = 0.1  # a turn that says when something happened ("yesterday", "in May")
     search_expansion_when_weight: float = 0.2  # the same, for a question asking when (or how long ago)

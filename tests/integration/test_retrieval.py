@@ -70,7 +70,7 @@ def test_a_question_finds_the_turn_that_answers_it_with_its_brains_ranks_and_an_
     assert any("<b>" in h for h in events[0].highlights)
     assert events[0].event_ids == ["r3"]
     assert result.search_time_ms > 0 and result.total_matches >= sum(1 for h in result.hits if h.ranks)
-    assert set(result.brains) == {"keyword", "semantic", "graph"}  # expansion runs where a world turns it on
+    assert set(result.brains) == {"keyword", "semantic", "graph", "expansion"}  # expansion on by default
     assert result.keyword_query == "dana share adoption agencies"
 
 

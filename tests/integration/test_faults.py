@@ -71,7 +71,7 @@ def test_search_with_the_keyword_index_down_is_ranked_by_the_other_brains_and_sa
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["unavailable"] == ["keyword"]
-    assert "keyword brain unavailable: ranked by semantic and graph only" in body["interpretation"]
+    assert "keyword brain unavailable: ranked by semantic, graph and expansion only" in body["interpretation"]
     assert body["brains"]["keyword"]["candidates"] == 0
     assert body["hits"] and "seen-0" in {h["doc_id"] for h in body["hits"]}
     assert all("keyword" not in h["ranks"] for h in body["hits"])

@@ -127,3 +127,16 @@ def test_an_older_documents_conflict_kinds_and_strategies_are_read_in_the_docume
                                              "conflicting_memory_id": "sem_2", "created_at": T, **written}}
     [row] = parse_document(_document([conflict]), schema_version=5).rows["conflict"]
     assert (row["kind"], row["strategy"]) == read
+
+
+@pytest.mark.parametrize("record", [
+    _mention("name", "guessed"),
+    {"type": "alias", "data": {"entity_id": "ent_1", "alias": "Acme", "normalized_alias": "acme",
+                               "confidence": 0.85, "source": "guessed", "created_at": T}},
+    {"type": "conflict", "data": {"conflict_id": "cfl_1", "memory_id": "sem_1", "conflicting_memory_id": "sem_2",
+                                  "created_at": T, "strategy": "coin_toss"}},
+])
+def test_a_name_engram_would_not_read_back_is_refused_with_its_line(record: dict) -> None:
+    with pytest.raises(InvalidExport) as raised:
+        parse_document(_document([record]), schema_version=5)
+    assert [e["line"] for e in raised.value.details] == [2]

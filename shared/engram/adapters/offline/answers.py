@@ -20,9 +20,9 @@ from engram.adapters.offline.spans import (
     own_story,
     ranked_sentences,
     refers_back,
-    residue,
     speaks_for,
 )
+from engram.adapters.offline.wording import explanation, thing_in
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -76,6 +76,7 @@ class Reading:
     now: bool = False
     relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
     explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
+    wh: str = ""  # the question word ("why", "how", "what"...)
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""
@@ -121,7 +122,7 @@ def read_question(question: str, doc: Doc) -> Reading:
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
-                   expects == "thing" and explains(question))
+                   expects == "thing" and explains(question), wh)
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -318,7 +319,7 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
         return next((d for s in said if (d := _date_in(s, said_at))), None) or (
             _day(said_at) if said_at else None)
     if reading.expects == "thing":
-        read = residue if reading.explains else _thing_in
+        read = explanation if reading.explains else thing_in
         return next((t for s in said if (t := read(reading, s))), None)
     for sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):

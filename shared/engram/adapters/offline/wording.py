@@ -1,0 +1,227 @@
+"""Which words of a chosen sentence are the answer.
+
+A "what" question's verb meets the sentence's verb (by lemma: "see" meets "saw"), and the answer is that verb's
+whole object: the phrase with its conjuncts and prepositional modifiers ("inspiring quotes, photos, and little
+keepsakes"), without its determiner, the speaker's praise ("awesome fantasy RPG" -> "fantasy RPG") or a clause
+hanging off it. A question naming the kind it wants ("what book", "what kind of deal") takes a title or name the
+sentence gives, else the phrase headed by that kind. A "why" is answered by the because-, so- or to-clause; a
+"how did X feel" by the adjectives the sentence says. A phrase that names nothing (a pronoun, an interjection,
+"stuff", "a lot", the question's own words) is never the answer."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Protocol
+
+from engram.adapters.offline import spans
+from engram.adapters.offline.spans import residue
+from engram.rules.text import content_terms, stem
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+# Nouns that hold a place in a sentence without naming anything: never an answer on their own.
+_EMPTY = frozenset(content_terms(
+    "thing stuff lot lots bit way time times kind sort type world meantime moment moments day days one ones "
+    "pic pics picture pictures photo photos image shot idea question news fun yep yeah yes sure ok okay thanks "
+    "hey wow oh cool awesome great glad deal piece part bunch couple"))
+# The speaker's praise before a noun, rarely part of what is named ("awesome fantasy RPG").
+_PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
+                     "incredible", "super", "really", "so", "totally", "pretty", "very", "good", "fun", "neat",
+                     "sweet", "gorgeous", "stunning", "beautiful", "favorite", "favourite", "own", "whole",
+                     "such", "quite", "real", "special", "exciting", "perfect", "huge", "big", "little"})
+_OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative", "pobj", "obj"})
+_CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
+_REASON_MARKS = frozenset({"because", "since", "as", "so", "cause", "'cause", "cuz"})
+_WHEN = frozenset({"DATE", "TIME"})
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
+_LISTED = re.compile(r",| and | or ")
+_SEVERAL = 3  # values from one sentence when several are asked for
+_MAX_WORDS = 9  # past this a phrase is a clause: cut back to its head's own words
+
+
+class Asked(spans.Asked, Protocol):
+    """What the wording reads of a question (engram.adapters.offline.answers.Reading)."""
+
+    @property
+    def several(self) -> bool: ...
+
+    @property
+    def relation(self) -> frozenset[str]: ...
+
+    @property
+    def wh(self) -> str: ...
+
+
+def thing_in(asked: Asked, sent: Span) -> str | None:
+    """The thing a "what" question asks for in the sentence: the object of the sentence's verb the question
+    says, a title or name, the phrase headed by the kind asked for, else the noun phrase nearest the question's
+    words that says something new; None when the sentence names nothing new. Several asked for ("what
+    activities"): the sentence's other such phrases follow it."""
+    said = asked.terms | asked.names
+    anchors = sorted((t for t in sent if _says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN")),
+                     key=lambda t: (t.pos_ != "VERB", t.i))
+    found = next((f for a in anchors if (f := _governed(a, said) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))),
+                 None) or _title(sent, said)
+    chunks = [c for c in sent.noun_chunks if _names_something(c, said)]
+    if found is None and chunks:
+        marks = [t.i for t in anchors] or [sent.start]
+        found = _phrase(min(chunks, key=lambda c: min(abs(c.root.i - m) for m in marks)).root, said)
+    if found is None or not asked.several or _LISTED.search(found):
+        return found
+    others = [p for c in chunks if (p := _phrase(c.root, said)) and p not in found]
+    return ", ".join(list(dict.fromkeys([found, *others]))[:_SEVERAL])
+
+
+def explanation(asked: Asked, sent: Span) -> str | None:
+    """The reason ("why") or manner ("how ... feel") a sentence gives: its because-, so- or to-clause, or the
+    adjectives it says of the feeling; else its own words less the question's (spans.residue)."""
+    said = asked.terms | asked.names
+    if asked.wh == "why":
+        for token in sent:
+            if token.lower_ in _REASON_MARKS and token.dep_ in ("mark", "advmod", "cc") and token.i + 1 < sent.end:
+                clause = _clause_after(token, sent)
+                if clause and content_terms(clause) - said:
+                    return clause
+        for token in sent:  # "... to feel closer to my faith": the purpose
+            if token.lower_ == "to" and token.dep_ == "aux" and token.head.dep_ in ("advcl", "xcomp") and \
+                    not _says(token.head, asked.terms):
+                clause = _text(list(token.head.subtree), start=token.i)
+                if content_terms(clause) - said:
+                    return clause
+    else:
+        feeling = [t for t in sent if _describes(t) and stem(t.lower_) not in said]
+        if feeling:
+            return " and ".join(dict.fromkeys(t.text for t in feeling[:3]))
+    return residue(asked, sent)
+
+
+def _describes(token: Token) -> bool:
+    """Whether a word says how something was or felt: an adjective or participle the verb predicates ("felt
+    relieved", "left me thrilled", "was electric") or joined to one ("and happy")."""
+    if not (token.pos_ == "ADJ" or token.tag_ == "VBN"):
+        return False
+    return token.dep_ in ("acomp", "oprd") or (token.pos_ == "ADJ" and token.dep_ == "ROOT") or (
+        token.dep_ == "conj" and _describes(token.head))
+
+
+def _says(token: Token, terms: frozenset[str]) -> bool:
+    """Whether a word is one of the question's terms, by its form or its lemma ("saw" says "see")."""
+    return stem(token.lower_) in terms or stem(token.lemma_.lower()) in terms
+
+
+def _governed(verb: Token, said: frozenset[str]) -> str | None:
+    """The object or complement of a verb (its phrase through a preposition too): "researching adoption
+    agencies" -> "adoption agencies", "went to a pottery class" -> "pottery class"."""
+    for child in verb.children:
+        if child.dep_ in ("prep", "agent") and child.i > verb.i:
+            heads = [g for g in child.children if g.dep_ in ("pobj", "pcomp")]
+        elif child.dep_ in _OBJECTS and child.i > verb.i:
+            heads = [child]
+        else:
+            continue
+        for head in heads:
+            if head.pos_ in ("VERB", "AUX") and head.dep_ in ("xcomp", "ccomp", "pcomp") and head.tag_ != "VBG":
+                inner = _governed(head, said)  # "started to learn the violin" -> "violin"
+                if inner:
+                    return inner
+                continue
+            found = _phrase(head, said)
+            if found:
+                return found
+    return None
+
+
+def _headed(noun: Token, said: frozenset[str]) -> str | None:
+    """The phrase a question's own noun heads, when its modifiers say something new ("a fantasy literature
+    forum" asked "what forum"), else the object its preposition leads to ("deal with an outdoor company")."""
+    found = _phrase(noun, said, keep_head=True)
+    if found and content_terms(found) - said - _EMPTY:
+        return found
+    for child in noun.children:
+        if child.dep_ == "prep":
+            for head in child.children:
+                if head.dep_ == "pobj" and (found := _phrase(head, said)):
+                    return found
+    return None
+
+
+def _title(sent: Span, said: frozenset[str]) -> str | None:
+    """A title or name the sentence gives: quoted words, a work of art, else a run of capitalised words past the
+    sentence's first that the question does not say ("loved reading The Alchemist" -> "The Alchemist")."""
+    quoted = _QUOTED.search(sent.text)
+    if quoted and content_terms(quoted.group(1)) - said:
+        return quoted.group(1).strip(" ,.!?")
+    for ent in sent.ents:
+        if ent.label_ in ("WORK_OF_ART", "PRODUCT", "EVENT") and content_terms(ent.text) - said:
+            return ent.text
+    return None
+
+
+def _names_something(chunk: Span, said: frozenset[str]) -> bool:
+    return chunk.root.pos_ not in ("PRON", "INTJ") and bool(content_terms(chunk.text) - said - _EMPTY)
+
+
+def _phrase(head: Token, said: frozenset[str], keep_head: bool = True) -> str | None:
+    """The phrase a word heads: its subtree less clauses, leading determiners and praise; cut back to the head's
+    own modifiers when it runs past a clause's length; None when it names nothing the question does not say."""
+    if head.pos_ in ("PRON", "INTJ", "AUX", "SCONJ", "CCONJ", "PART", "DET", "PUNCT", "SPACE"):
+        return None
+    kept = _kept(head)
+    if len(kept) > _MAX_WORDS:  # too long for a name: without the prepositional phrases, then the head's own words
+        kept = _kept(head, {"prep"})
+    if len(kept) > _MAX_WORDS:
+        kept = [t for t in head.lefts if t.dep_ in ("amod", "compound", "nmod", "nummod")] + [head]
+    while kept and _loose(kept[0], head):
+        kept = kept[1:]
+    while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "ADP", "DET", "PART")):
+        kept = kept[:-1]
+    text = _join(kept)
+    new = content_terms(text) - said - _EMPTY
+    if not kept or not new or all(t.pos_ in ("PRON", "INTJ") for t in kept):
+        return None
+    return text
+
+
+def _loose(token: Token, head: Token) -> bool:
+    """Whether a phrase's first word can go: a determiner or possessive, the speaker's praise, punctuation, a
+    conjunction or preposition left at the edge, an adverb of something inside."""
+    if token is head:
+        return False
+    return ((token.dep_ in ("det", "poss", "case", "predet") and token.pos_ != "NUM") or token.lower_ in _PRAISE
+            or token.is_punct or token.pos_ in ("CCONJ", "ADP", "PART") or token.dep_ == "advmod")
+
+
+def _kept(head: Token, also: frozenset[str] | set[str] = frozenset()) -> list[Token]:
+    """A word's subtree without the clauses hanging off it (relative and adverbial clauses, interjections), the
+    phrases `also` names and prepositions leading to a pronoun ("in it")."""
+    cut: set[int] = set()
+    for token in head.subtree:
+        if token is head or token.i in cut:
+            continue
+        joins = token.dep_ in ("cc", "punct") and any(s.dep_ == "conj" for s in token.head.children)
+        objects = [c for c in token.children if c.dep_ == "pobj"]
+        empty = token.dep_ == "prep" and all(c.pos_ == "PRON" or c.ent_type_ in _WHEN for c in objects)
+        when = token.ent_type_ in _WHEN and token.dep_ in ("npadvmod", "advmod", "tmod")  # "last month": when
+        if (token.dep_ in _CUT and not joins) or token.dep_ in also or empty or when:
+            cut |= {t.i for t in token.subtree}
+    return [t for t in head.subtree if t.i not in cut]
+
+
+def _join(tokens: list[Token]) -> str:
+    """Tokens as text, with the spacing the sentence had between neighbours ("I'm", "photos, and")."""
+    out = ""
+    for n, token in enumerate(tokens):
+        adjacent = n + 1 < len(tokens) and tokens[n + 1].i == token.i + 1
+        out += token.text + (token.whitespace_ if adjacent else " ")
+    return out.strip()
+
+
+def _clause_after(mark: Token, sent: Span) -> str | None:
+    """The clause a because/so introduces: its subtree (or the rest of the sentence) after the marker."""
+    clause = [t for t in mark.head.subtree if t.i > mark.i] if mark.dep_ == "mark" else list(sent.doc[mark.i + 1:sent.end])
+    return _text(clause) or None
+
+
+def _text(tokens: list[Token], start: int = -1) -> str:
+    return _join([t for t in tokens if t.i >= start and not (t.is_punct and t.text not in "'-")])

@@ -1,0 +1,65 @@
+"""Which words of a chosen sentence answer: the verb's whole object, titles, reasons and feelings, never a filler."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.adapters.offline import answers, wording
+from engram.adapters.spacy_engine import shared_engine
+
+
+def _answer(question: str, sentence: str) -> str | None:
+    reading = answers.read_question(question, shared_engine().doc(question))
+    sent = next(iter(shared_engine().doc(sentence).sents))
+    return wording.explanation(reading, sent) if reading.explains else wording.thing_in(reading, sent)
+
+
+@pytest.mark.parametrize(("question", "sentence", "expected"), [
+    ("What does Priya store in the tin?", "I store old letters, ticket stubs, and tiny shells in it.",
+     "old letters, ticket stubs, and tiny shells"),
+    ("What did Omar cook for dinner?", "Last night I cooked a soup of red lentils and fresh coriander.",
+     "soup of red lentils and fresh coriander"),
+    ("What did Lena see on her hike?", "We saw a family of wild goats.", "family of wild goats"),
+    ("What is Ben learning?", "Lately I've been learning the cello in the evenings.", "cello"),
+])
+def test_a_what_question_is_answered_by_the_whole_object_of_its_verb(question: str, sentence: str,
+                                                                     expected: str) -> None:
+    assert _answer(question, sentence) == expected
+
+
+def test_the_speakers_praise_and_the_determiner_are_not_part_of_the_thing() -> None:
+    assert _answer("What game is Kofi playing?", "I'm playing this awesome pirate strategy game now.") == \
+        "pirate strategy game"
+
+
+def test_a_date_or_a_pronoun_after_the_object_is_left_out() -> None:
+    assert _answer("What did Ines start?", "I started painting watercolour birds last month.") == \
+        "painting watercolour birds"
+    assert _answer("What does Ines keep in the drawer?", "I keep spare keys in it.") == "spare keys"
+
+
+def test_the_kind_the_question_names_comes_with_what_the_sentence_says_of_it() -> None:
+    assert _answer("What club did Ravi join?", "I joined a vintage cycling club on Sunday.") == "vintage cycling club"
+    assert _answer("What kind of offer did Ravi get?", "I got an offer from a small robotics startup!") == \
+        "offer from a small robotics startup"
+
+
+def test_a_filler_or_a_pronoun_is_never_the_answer() -> None:
+    assert _answer("What did Sara get?", "Yep, I got it!") is None
+    assert _answer("What did Sara get?", "Sure thing, I got a lot of stuff.") is None
+
+
+def test_several_things_asked_for_are_the_conjoined_ones() -> None:
+    assert _answer("What instruments does Mia play?", "I play the oboe and the harp.") == "oboe and the harp"
+
+
+def test_a_why_question_is_answered_by_the_because_or_purpose_clause() -> None:
+    assert _answer("Why did Tom sell his car?", "I sold my car because the repairs cost too much.") == \
+        "the repairs cost too much"
+    assert _answer("Why did Tom move to Leeds?", "I moved to Leeds to be closer to my sister.") == \
+        "to be closer to my sister"
+
+
+def test_a_how_did_they_feel_question_is_answered_by_the_adjectives() -> None:
+    assert _answer("How did Ada feel about the concert?", "Honestly the concert left me thrilled and exhausted.") \
+        == "thrilled and exhausted"

@@ -63,3 +63,16 @@ def test_a_why_question_is_answered_by_the_because_or_purpose_clause() -> None:
 def test_a_how_did_they_feel_question_is_answered_by_the_adjectives() -> None:
     assert _answer("How did Ada feel about the concert?", "Honestly the concert left me thrilled and exhausted.") \
         == "thrilled and exhausted"
+
+
+def test_a_how_was_it_question_is_answered_by_what_the_sentence_predicates_of_it() -> None:
+    assert _answer("How was Ada's trip to Oslo?", "The trip was calm and restorative.") == "calm and restorative"
+
+
+def test_a_how_did_they_do_it_question_is_answered_by_the_sentence_words_not_its_adjectives() -> None:
+    assert _answer("How did Ada celebrate her promotion?", "I celebrated by baking a huge chocolate cake.") == \
+        "by baking huge chocolate cake"
+
+
+def test_a_light_verb_of_the_question_still_leads_to_its_object() -> None:
+    assert _answer("What did Jo's neighbours give her?", "They gave me a jar of wild honey.") == "jar of wild honey"

@@ -77,6 +77,7 @@ class Reading:
     relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
     explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
     wh: str = ""  # the question word ("why", "how", "what"...)
+    verbs: frozenset[str] = frozenset()  # the question's verbs' lemmas, light ones too ("give"): what leads to the answer
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""
@@ -122,7 +123,8 @@ def read_question(question: str, doc: Doc) -> Reading:
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
-                   expects == "thing" and explains(question), wh)
+                   expects == "thing" and explains(question), wh,
+                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"))
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:

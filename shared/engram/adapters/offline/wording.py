@@ -34,6 +34,7 @@ _OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative
 _CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
 _REASON_MARKS = frozenset({"because", "since", "as", "so", "cause", "'cause", "cuz"})
 _WHEN = frozenset({"DATE", "TIME"})
+_TELLING = frozenset(stem(w) for w in ("feel", "describe", "seem", "find", "think", "react", "look", "sound"))
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _LISTED = re.compile(r",| and | or ")
 _SEVERAL = 3  # values from one sentence when several are asked for
@@ -52,6 +53,9 @@ class Asked(spans.Asked, Protocol):
     @property
     def wh(self) -> str: ...
 
+    @property
+    def verbs(self) -> frozenset[str]: ...
+
 
 def thing_in(asked: Asked, sent: Span) -> str | None:
     """The thing a "what" question asks for in the sentence: the object of the sentence's verb the question
@@ -59,8 +63,9 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     words that says something new; None when the sentence names nothing new. Several asked for ("what
     activities"): the sentence's other such phrases follow it."""
     said = asked.terms | asked.names
-    anchors = sorted((t for t in sent if _says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN")),
-                     key=lambda t: (t.pos_ != "VERB", t.i))
+    anchors = sorted((t for t in sent if (_says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN"))
+                      or (t.pos_ == "VERB" and _says(t, asked.verbs))),
+                     key=lambda t: (t.pos_ != "VERB", not _says(t, asked.terms), t.i))
     found = next((f for a in anchors if (f := _governed(a, said) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))),
                  None) or _title(sent, said)
     chunks = [c for c in sent.noun_chunks if _names_something(c, said)]
@@ -89,7 +94,7 @@ def explanation(asked: Asked, sent: Span) -> str | None:
                 clause = _text(list(token.head.subtree), start=token.i)
                 if content_terms(clause) - said:
                     return clause
-    else:
+    elif not asked.verbs or asked.verbs & _TELLING:  # "how did X feel", "how was the trip": what it was like
         feeling = [t for t in sent if _describes(t) and stem(t.lower_) not in said]
         if feeling:
             return " and ".join(dict.fromkeys(t.text for t in feeling[:3]))

@@ -6,6 +6,7 @@ import pytest
 
 from engram.adapters.offline import answers, wording
 from engram.adapters.spacy_engine import shared_engine
+from engram.rules.text import stem
 
 
 def _answer(question: str, sentence: str) -> str | None:
@@ -76,3 +77,19 @@ def test_a_how_did_they_do_it_question_is_answered_by_the_sentence_words_not_its
 
 def test_a_light_verb_of_the_question_still_leads_to_its_object() -> None:
     assert _answer("What did Jo's neighbours give her?", "They gave me a jar of wild honey.") == "jar of wild honey"
+
+
+def test_a_kind_the_sentence_does_not_say_is_answered_by_the_name_it_gives() -> None:
+    assert _answer("Which painter does Eli admire?", "Hey Sam, I'm kind of obsessed with Frida Kahlo.") == \
+        "Frida Kahlo"
+    assert _answer("What is Eli's favorite board game?", "Honestly it's Ticket to Ride, no question!") == "Ticket to Ride"
+
+
+def test_the_kind_asked_for_is_read_from_the_words_after_which_or_favorite() -> None:
+    def kind(question: str) -> frozenset[str]:
+        return wording.kind_asked(shared_engine().doc(question))
+
+    assert kind("Which TV series does Eli watch?") == {"tv", stem("series")}
+    assert kind("What kind of deal did Eli get?") == {"deal"}
+    assert kind("What is Eli's favorite movie?") == {stem("movie")}
+    assert kind("What did Eli buy?") == frozenset()

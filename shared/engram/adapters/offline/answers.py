@@ -22,7 +22,7 @@ from engram.adapters.offline.spans import (
     refers_back,
     speaks_for,
 )
-from engram.adapters.offline.wording import explanation, thing_in
+from engram.adapters.offline.wording import explanation, kind_asked, thing_in
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -78,6 +78,7 @@ class Reading:
     explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
     wh: str = ""  # the question word ("why", "how", "what"...)
     verbs: frozenset[str] = frozenset()  # the question's verbs' lemmas, light ones too ("give"): what leads to the answer
+    kind: frozenset[str] = frozenset()  # the kind of thing asked for ("which superhero", "favorite movie")
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""
@@ -124,7 +125,7 @@ def read_question(question: str, doc: Doc) -> Reading:
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
                    expects == "thing" and explains(question), wh,
-                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"))
+                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"), kind_asked(doc) - names)
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:

@@ -18,7 +18,7 @@ from engram.adapters.offline.spans import residue
 from engram.rules.text import content_terms, stem
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span, Token
+    from spacy.tokens import Doc, Span, Token
 
 # Nouns that hold a place in a sentence without naming anything: never an answer on their own.
 _EMPTY = frozenset(content_terms(
@@ -27,13 +27,14 @@ _EMPTY = frozenset(content_terms(
     "hey wow oh cool awesome great glad deal piece part bunch couple"))
 # The speaker's praise before a noun, rarely part of what is named ("awesome fantasy RPG").
 _PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
-                     "incredible", "super", "really", "so", "totally", "pretty", "very", "good", "fun", "neat",
-                     "sweet", "gorgeous", "stunning", "beautiful", "favorite", "favourite", "own", "whole",
-                     "such", "quite", "real", "special", "exciting", "perfect", "huge", "big", "little"})
+                     "incredible", "super", "really", "so", "totally", "pretty", "very", "neat", "sweet", "gorgeous",
+                     "stunning", "beautiful", "favorite", "favourite", "own", "such", "quite", "exciting", "perfect"})
 _OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative", "pobj", "obj"})
 _CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
 _REASON_MARKS = frozenset({"because", "since", "as", "so", "cause", "'cause", "cuz"})
 _WHEN = frozenset({"DATE", "TIME"})
+_SHAPES = frozenset(content_terms("kind sort type name names one ones"))  # words that shape the question
+_GREETING = frozenset({"hey", "hi", "hello", "thanks", "thank", "congrats", "wow", "oh", "yeah", "yes", "dear", "sorry"})
 _TELLING = frozenset(stem(w) for w in ("feel", "describe", "seem", "find", "think", "react", "look", "sound"))
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _LISTED = re.compile(r",| and | or ")
@@ -56,6 +57,9 @@ class Asked(spans.Asked, Protocol):
     @property
     def verbs(self) -> frozenset[str]: ...
 
+    @property
+    def kind(self) -> frozenset[str]: ...
+
 
 def thing_in(asked: Asked, sent: Span) -> str | None:
     """The thing a "what" question asks for in the sentence: the object of the sentence's verb the question
@@ -66,16 +70,31 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     anchors = sorted((t for t in sent if (_says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN"))
                       or (t.pos_ == "VERB" and _says(t, asked.verbs))),
                      key=lambda t: (t.pos_ != "VERB", not _says(t, asked.terms), t.i))
-    found = next((f for a in anchors if (f := _governed(a, said) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))),
-                 None) or _title(sent, said)
+    # A kind the sentence does not say ("which superhero"): the sentence names one of it, by a title or name.
+    named = _title(sent, said, proper=True) if asked.kind and not any(_says(t, asked.kind) for t in sent) else None
+    found = named or next((f for a in anchors if (
+        f := _governed(a, said) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or _title(sent, said)
     chunks = [c for c in sent.noun_chunks if _names_something(c, said)]
     if found is None and chunks:
         marks = [t.i for t in anchors] or [sent.start]
         found = _phrase(min(chunks, key=lambda c: min(abs(c.root.i - m) for m in marks)).root, said)
     if found is None or not asked.several or _LISTED.search(found):
         return found
-    others = [p for c in chunks if (p := _phrase(c.root, said)) and p not in found]
+    others = [p for c in chunks if (p := _phrase(c.root, said)) and p not in found and found not in p]
     return ", ".join(list(dict.fromkeys([found, *others]))[:_SEVERAL])
+
+
+def kind_asked(question: Doc) -> frozenset[str]:
+    """The kind of thing a question asks for, stemmed: the nouns right after its "what"/"which" ("which TV
+    series", "what kind of deal") or after "favorite"; empty when it asks "what did...". """
+    kind: list[str] = []
+    for n, token in enumerate(question):
+        if token.lower_ in ("what", "which", "favorite", "favourite") and n + 1 < len(question):
+            for word in question[n + 1:]:
+                if (word.pos_ in ("AUX", "VERB", "PRON", "PUNCT", "ADP") and word.lower_ != "of") or word.tag_ == "POS":
+                    break
+                kind.append(word.lower_)
+    return frozenset(content_terms(" ".join(kind)) - _SHAPES)
 
 
 def explanation(asked: Asked, sent: Span) -> str | None:
@@ -151,16 +170,41 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
     return None
 
 
-def _title(sent: Span, said: frozenset[str]) -> str | None:
-    """A title or name the sentence gives: quoted words, a work of art, else a run of capitalised words past the
-    sentence's first that the question does not say ("loved reading The Alchemist" -> "The Alchemist")."""
+def _title(sent: Span, said: frozenset[str], proper: bool = False) -> str | None:
+    """A title or name the sentence gives: quoted words, a work of art; with `proper`, also a run of capitalised
+    words past the sentence's first that the question does not say ("a sucker for Spider-Man")."""
     quoted = _QUOTED.search(sent.text)
     if quoted and content_terms(quoted.group(1)) - said:
         return quoted.group(1).strip(" ,.!?")
     for ent in sent.ents:
         if ent.label_ in ("WORK_OF_ART", "PRODUCT", "EVENT") and content_terms(ent.text) - said:
             return ent.text
+    if not proper:
+        return None
+    runs: list[list[Token]] = [[]]
+    for token in sent:
+        capital = token.text[:1].isupper() and (token.pos_ == "PROPN" or (
+            token.pos_ not in ("PRON", "INTJ") and token.i > sent.start))  # a sentence's first word is capitalised anyway
+        inside = runs[-1] and (token.lower_ in ("of", "the", "to", "and", "a", "in", "on") or (token.text == "-" and not token.whitespace_))
+        if capital or inside:
+            runs[-1].append(token)
+        elif runs[-1]:
+            runs.append([])
+    for run in runs:
+        while run and not (run[-1].pos_ == "PROPN" or run[-1].is_title):
+            run.pop()
+        addressed = run and _addressed(run)
+        if run and not addressed and content_terms(_join(run)) - said and run[0].ent_type_ not in _WHEN:
+            return _join(run)
     return None
+
+
+def _addressed(run: list[Token]) -> bool:
+    """Whether a name is said to the listener ("Hey Jon, ...", "That's great, Jon!"), not of a thing."""
+    doc = run[0].doc
+    before = doc[run[0].i - 1] if run[0].i else None
+    after = doc[run[-1].i + 1].text if run[-1].i + 1 < len(doc) else "."
+    return after in (",", "!", ".", "?") and before is not None and (before.text == "," or before.lower_ in _GREETING)
 
 
 def _names_something(chunk: Span, said: frozenset[str]) -> bool:
@@ -204,7 +248,8 @@ def _kept(head: Token, also: frozenset[str] | set[str] = frozenset()) -> list[To
     for token in head.subtree:
         if token is head or token.i in cut:
             continue
-        joins = token.dep_ in ("cc", "punct") and any(s.dep_ == "conj" for s in token.head.children)
+        joins = (token.dep_ in ("cc", "punct") and any(s.dep_ == "conj" for s in token.head.children)) or (
+            token.text in "-/" and not token.whitespace_)  # "Spider-Man"
         objects = [c for c in token.children if c.dep_ == "pobj"]
         empty = token.dep_ == "prep" and all(c.pos_ == "PRON" or c.ent_type_ in _WHEN for c in objects)
         when = token.ent_type_ in _WHEN and token.dep_ in ("npadvmod", "advmod", "tmod")  # "last month": when

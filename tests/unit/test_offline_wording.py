@@ -93,3 +93,19 @@ def test_the_kind_asked_for_is_read_from_the_words_after_which_or_favorite() -> 
     assert kind("What kind of deal did Eli get?") == {"deal"}
     assert kind("What is Eli's favorite movie?") == {stem("movie")}
     assert kind("What did Eli buy?") == frozenset()
+
+
+def test_a_prepositional_phrase_of_the_speakers_own_or_of_the_question_is_left_out() -> None:
+    assert _answer("What activity did Noor take up with her cousins?", "I took up rock climbing with my cousins.") == \
+        "rock climbing"
+    assert _answer("What did Noor add to the stew for flavor?", "I added smoked paprika for a deeper flavor.") == \
+        "smoked paprika"
+
+
+def test_a_verb_the_question_says_leads_on_to_what_is_done() -> None:
+    assert _answer("What class did Noor start doing?", "I started doing Pilates at the gym.") == "Pilates"
+
+
+def test_a_noun_the_parse_hangs_elsewhere_is_still_read_after_the_verb() -> None:
+    assert _answer("What did Noor build for the school?", "I built this cedar reading bench to remind kids that "
+                   "stories are the key to everything.") == "cedar reading bench"

@@ -28,7 +28,7 @@ _EMPTY = frozenset(content_terms(
 # The speaker's praise before a noun, rarely part of what is named ("awesome fantasy RPG").
 _PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
                      "incredible", "super", "really", "so", "totally", "pretty", "very", "neat", "sweet", "gorgeous",
-                     "stunning", "beautiful", "favorite", "favourite", "own", "such", "quite", "exciting", "perfect"})
+                     "stunning", "beautiful", "favorite", "favourite", "fav", "fave", "own", "such", "quite", "exciting", "perfect"})
 _OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative", "pobj", "obj"})
 _CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
 _REASON_MARKS = frozenset({"because", "since", "as", "so", "cause", "'cause", "cuz"})
@@ -73,7 +73,8 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     # A kind the sentence does not say ("which superhero"): the sentence names one of it, by a title or name.
     named = _title(sent, said, proper=True) if asked.kind and not any(_says(t, asked.kind) for t in sent) else None
     found = named or next((f for a in anchors if (
-        f := _governed(a, said) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or _title(sent, said)
+        f := _governed(a, said, asked.verbs) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or \
+        _title(sent, said)
     chunks = [c for c in sent.noun_chunks if _names_something(c, said)]
     if found is None and chunks:
         marks = [t.i for t in anchors] or [sent.start]
@@ -134,31 +135,54 @@ def _says(token: Token, terms: frozenset[str]) -> bool:
     return stem(token.lower_) in terms or stem(token.lemma_.lower()) in terms
 
 
-def _governed(verb: Token, said: frozenset[str]) -> str | None:
-    """The object or complement of a verb (its phrase through a preposition too): "researching adoption
-    agencies" -> "adoption agencies", "went to a pottery class" -> "pottery class"."""
+def _governed(verb: Token, said: frozenset[str], asked_verbs: frozenset[str] = frozenset()) -> str | None:
+    """The object or complement of a verb (its phrase through a preposition too), else the nouns right after it:
+    "researching adoption agencies" -> "adoption agencies", "went to a pottery class" -> "pottery class"; through
+    a verb it leads to ("started to learn the violin", "started doing aerial yoga") last."""
+    inner = []
     for child in verb.children:
-        if child.dep_ in ("prep", "agent") and child.i > verb.i:
+        if child.i < verb.i:
+            continue
+        if child.dep_ in ("prep", "agent"):
             heads = [g for g in child.children if g.dep_ in ("pobj", "pcomp")]
-        elif child.dep_ in _OBJECTS and child.i > verb.i:
+        elif child.dep_ in _OBJECTS:
             heads = [child]
         else:
             continue
         for head in heads:
-            if head.pos_ in ("VERB", "AUX") and head.dep_ in ("xcomp", "ccomp", "pcomp") and head.tag_ != "VBG":
-                inner = _governed(head, said)  # "started to learn the violin" -> "violin"
-                if inner:
-                    return inner
+            # A verb in between leads on, unless it is the answer itself ("loves competing in tournaments").
+            if head.pos_ in ("VERB", "AUX") and (head.tag_ != "VBG" or _says(head, asked_verbs | said)):
+                if head.dep_ in ("xcomp", "pcomp"):
+                    inner.append(head)
                 continue
             found = _phrase(head, said)
             if found:
                 return found
-    return None
+    return _nouns_after(verb, said) or next((f for h in inner if (f := _governed(h, said, asked_verbs))), None)
+
+
+def _nouns_after(anchor: Token, said: frozenset[str]) -> str | None:
+    """The phrase of the noun right after a word, past a determiner, possessive or preposition, when the parse
+    hangs it elsewhere ("Researching adoption agencies - it's been a dream")."""
+    doc, i = anchor.doc, anchor.i + 1
+    while i < len(doc) and i - anchor.i <= 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
+        i += 1
+    end = i
+    while end < len(doc) and doc[end].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and end - i < 6:
+        end += 1
+    if end == i or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[i:end]):
+        return None
+    words = list(doc[i:end])
+    while words and _loose(words[0], words[-1]):
+        words = words[1:]
+    text = _join(words)
+    return text if content_terms(text) - said - _EMPTY else None
 
 
 def _headed(noun: Token, said: frozenset[str]) -> str | None:
     """The phrase a question's own noun heads, when its modifiers say something new ("a fantasy literature
-    forum" asked "what forum"), else the object its preposition leads to ("deal with an outdoor company")."""
+    forum" asked "what forum"), else the object its preposition leads to ("deal with an outdoor company"), or
+    what a copula says of it ("my favorite memory was winning ...")."""
     found = _phrase(noun, said, keep_head=True)
     if found and content_terms(found) - said - _EMPTY:
         return found
@@ -167,6 +191,12 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
             for head in child.children:
                 if head.dep_ == "pobj" and (found := _phrase(head, said)):
                     return found
+    if noun.dep_ == "nsubj" and noun.head.lemma_ == "be":
+        for child in noun.head.children:
+            if child.i > noun.head.i and child.dep_ in ("attr", "acomp", "advcl", "ccomp", "xcomp"):
+                text = _text([t for t in child.subtree if t.dep_ != "mark" and t.lower_ not in ("when", "that")])
+                if content_terms(text) - said - _EMPTY:
+                    return text
     return None
 
 
@@ -176,11 +206,11 @@ def _title(sent: Span, said: frozenset[str], proper: bool = False) -> str | None
     quoted = _QUOTED.search(sent.text)
     if quoted and content_terms(quoted.group(1)) - said:
         return quoted.group(1).strip(" ,.!?")
+    if not proper:
+        return None
     for ent in sent.ents:
         if ent.label_ in ("WORK_OF_ART", "PRODUCT", "EVENT") and content_terms(ent.text) - said:
             return ent.text
-    if not proper:
-        return None
     runs: list[list[Token]] = [[]]
     for token in sent:
         capital = token.text[:1].isupper() and (token.pos_ == "PROPN" or (
@@ -216,9 +246,9 @@ def _phrase(head: Token, said: frozenset[str], keep_head: bool = True) -> str | 
     own modifiers when it runs past a clause's length; None when it names nothing the question does not say."""
     if head.pos_ in ("PRON", "INTJ", "AUX", "SCONJ", "CCONJ", "PART", "DET", "PUNCT", "SPACE"):
         return None
-    kept = _kept(head)
+    kept = _kept(head, said)
     if len(kept) > _MAX_WORDS:  # too long for a name: without the prepositional phrases, then the head's own words
-        kept = _kept(head, {"prep"})
+        kept = _kept(head, said, {"prep"})
     if len(kept) > _MAX_WORDS:
         kept = [t for t in head.lefts if t.dep_ in ("amod", "compound", "nmod", "nummod")] + [head]
     while kept and _loose(kept[0], head):
@@ -241,9 +271,10 @@ def _loose(token: Token, head: Token) -> bool:
             or token.is_punct or token.pos_ in ("CCONJ", "ADP", "PART") or token.dep_ == "advmod")
 
 
-def _kept(head: Token, also: frozenset[str] | set[str] = frozenset()) -> list[Token]:
+def _kept(head: Token, said: frozenset[str], also: frozenset[str] | set[str] = frozenset()) -> list[Token]:
     """A word's subtree without the clauses hanging off it (relative and adverbial clauses, interjections), the
-    phrases `also` names and prepositions leading to a pronoun ("in it")."""
+    phrases `also` names, and prepositional phrases that add nothing: to a pronoun ("in it"), to the speaker's
+    own ("with my dad") or to the question's words ("gaming content for YouTube" asked "for YouTube")."""
     cut: set[int] = set()
     for token in head.subtree:
         if token is head or token.i in cut:
@@ -251,7 +282,9 @@ def _kept(head: Token, also: frozenset[str] | set[str] = frozenset()) -> list[To
         joins = (token.dep_ in ("cc", "punct") and any(s.dep_ == "conj" for s in token.head.children)) or (
             token.text in "-/" and not token.whitespace_)  # "Spider-Man"
         objects = [c for c in token.children if c.dep_ == "pobj"]
-        empty = token.dep_ == "prep" and all(c.pos_ == "PRON" or c.ent_type_ in _WHEN for c in objects)
+        empty = token.dep_ == "prep" and (all(c.pos_ == "PRON" or c.ent_type_ in _WHEN for c in objects) or (
+            token.lower_ != "of" and (not content_terms(_join(list(token.subtree))) - said - _EMPTY or any(
+                g.dep_ == "poss" and g.pos_ == "PRON" for c in objects for g in c.children))))
         when = token.ent_type_ in _WHEN and token.dep_ in ("npadvmod", "advmod", "tmod")  # "last month": when
         if (token.dep_ in _CUT and not joins) or token.dep_ in also or empty or when:
             cut |= {t.i for t in token.subtree}

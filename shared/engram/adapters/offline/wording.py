@@ -29,10 +29,12 @@ _EMPTY = frozenset(content_terms(
 _PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
                      "incredible", "super", "really", "so", "totally", "pretty", "very", "neat", "sweet", "gorgeous",
                      "stunning", "beautiful", "favorite", "favourite", "fav", "fave", "own", "such", "quite", "exciting", "perfect"})
+_NOTHING = _EMPTY | frozenset(stem(w) for w in _PRAISE)  # says nothing new when it is all a phrase adds
 _OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative", "pobj", "obj"})
 _CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
-_REASON_MARKS = frozenset({"because", "since", "as", "so", "cause", "'cause", "cuz"})
+_REASON_MARKS = frozenset({"because", "since", "as", "cause", "'cause", "cuz"})  # not "so": what follows is the effect
 _WHEN = frozenset({"DATE", "TIME"})
+_PERSONAL = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 _SHAPES = frozenset(content_terms("kind sort type name names one ones"))  # words that shape the question
 _GREETING = frozenset({"hey", "hi", "hello", "thanks", "thank", "congrats", "wow", "oh", "yeah", "yes", "dear", "sorry"})
 _TELLING = frozenset(stem(w) for w in ("feel", "describe", "seem", "find", "think", "react", "look", "sound"))
@@ -246,6 +248,17 @@ def _phrase(head: Token, said: frozenset[str], keep_head: bool = True) -> str | 
     own modifiers when it runs past a clause's length; None when it names nothing the question does not say."""
     if head.pos_ in ("PRON", "INTJ", "AUX", "SCONJ", "CCONJ", "PART", "DET", "PUNCT", "SPACE"):
         return None
+    if stem(head.lower_) in said and not any(c.dep_ in ("amod", "compound") for c in head.children):
+        # "ready for a fundraiser", "growth in communication" asked "ready for", "growth": what it is for or in
+        inner = next((f for c in head.children if c.dep_ == "prep" for g in c.children
+                      if g.dep_ == "pobj" and (f := _phrase(g, said))), None)
+        if inner:
+            return inner
+    for child in head.children:  # "a fantasy RPG called Xenoblade": the name
+        if child.dep_ == "acl" and child.lemma_ in ("call", "name", "title"):
+            name = [t for c in child.children if c.dep_ in ("oprd", "dobj", "attr", "xcomp") for t in c.subtree]
+            if name and name[0].text[:1].isupper():
+                return _join(name)
     kept = _kept(head, said)
     if len(kept) > _MAX_WORDS:  # too long for a name: without the prepositional phrases, then the head's own words
         kept = _kept(head, said, {"prep"})
@@ -253,7 +266,9 @@ def _phrase(head: Token, said: frozenset[str], keep_head: bool = True) -> str | 
         kept = [t for t in head.lefts if t.dep_ in ("amod", "compound", "nmod", "nummod")] + [head]
     while kept and _loose(kept[0], head):
         kept = kept[1:]
-    while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "ADP", "DET", "PART")):
+    while kept and kept[0].ent_type_ in _WHEN:  # "yesterday", "last week": when, not what
+        kept = kept[1:]
+    while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "ADP", "DET", "PART") or kept[-1].ent_type_ in _WHEN):
         kept = kept[:-1]
     text = _join(kept)
     new = content_terms(text) - said - _EMPTY
@@ -283,7 +298,7 @@ def _kept(head: Token, said: frozenset[str], also: frozenset[str] | set[str] = f
             token.text in "-/" and not token.whitespace_)  # "Spider-Man"
         objects = [c for c in token.children if c.dep_ == "pobj"]
         empty = token.dep_ == "prep" and (all(c.pos_ == "PRON" or c.ent_type_ in _WHEN for c in objects) or (
-            token.lower_ != "of" and (not content_terms(_join(list(token.subtree))) - said - _EMPTY or any(
+            token.lower_ != "of" and (not content_terms(_join(list(token.subtree))) - said - _NOTHING or any(
                 g.dep_ == "poss" and g.pos_ == "PRON" for c in objects for g in c.children))))
         when = token.ent_type_ in _WHEN and token.dep_ in ("npadvmod", "advmod", "tmod")  # "last month": when
         if (token.dep_ in _CUT and not joins) or token.dep_ in also or empty or when:
@@ -307,4 +322,6 @@ def _clause_after(mark: Token, sent: Span) -> str | None:
 
 
 def _text(tokens: list[Token], start: int = -1) -> str:
-    return _join([t for t in tokens if t.i >= start and not (t.is_punct and t.text not in "'-")])
+    """A clause's words from `start`, without punctuation and the speaker's or listener's pronouns ("I'm")."""
+    return _join([t for t in tokens if t.i >= start and not (t.is_punct and t.text not in "'-") and not (
+        t.lower_ in _PERSONAL or (t.pos_ == "AUX" and t.text.startswith("'")))])

@@ -54,11 +54,11 @@ def test_several_things_asked_for_are_the_conjoined_ones() -> None:
     assert _answer("What instruments does Mia play?", "I play the oboe and the harp.") == "oboe and the harp"
 
 
-def test_a_why_question_is_answered_by_the_because_or_purpose_clause() -> None:
+def test_a_why_question_is_answered_by_the_because_or_purpose_clause_without_the_speakers_pronouns() -> None:
     assert _answer("Why did Tom sell his car?", "I sold my car because the repairs cost too much.") == \
         "the repairs cost too much"
     assert _answer("Why did Tom move to Leeds?", "I moved to Leeds to be closer to my sister.") == \
-        "to be closer to my sister"
+        "to be closer to sister"
 
 
 def test_a_how_did_they_feel_question_is_answered_by_the_adjectives() -> None:
@@ -109,3 +109,8 @@ def test_a_verb_the_question_says_leads_on_to_what_is_done() -> None:
 def test_a_noun_the_parse_hangs_elsewhere_is_still_read_after_the_verb() -> None:
     assert _answer("What did Noor build for the school?", "I built this cedar reading bench to remind kids that "
                    "stories are the key to everything.") == "cedar reading bench"
+
+
+def test_a_question_word_that_is_not_a_thing_leads_to_what_its_preposition_says() -> None:
+    assert _answer("What is Noor getting ready for?", "I'm getting ready for a bake sale at the library.") == \
+        "bake sale at the library"

@@ -248,8 +248,8 @@ def _phrase(head: Token, said: frozenset[str], keep_head: bool = True) -> str | 
     own modifiers when it runs past a clause's length; None when it names nothing the question does not say."""
     if head.pos_ in ("PRON", "INTJ", "AUX", "SCONJ", "CCONJ", "PART", "DET", "PUNCT", "SPACE"):
         return None
-    if stem(head.lower_) in said and not any(c.dep_ in ("amod", "compound") for c in head.children):
-        # "ready for a fundraiser", "growth in communication" asked "ready for", "growth": what it is for or in
+    if stem(head.lower_) in said and head.pos_ in ("ADJ", "VERB"):
+        # "ready for a fundraiser" asked "getting ready for": what it is for
         inner = next((f for c in head.children if c.dep_ == "prep" for g in c.children
                       if g.dep_ == "pobj" and (f := _phrase(g, said))), None)
         if inner:

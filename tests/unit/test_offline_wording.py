@@ -114,3 +114,15 @@ def test_a_noun_the_parse_hangs_elsewhere_is_still_read_after_the_verb() -> None
 def test_a_question_word_that_is_not_a_thing_leads_to_what_its_preposition_says() -> None:
     assert _answer("What is Noor getting ready for?", "I'm getting ready for a bake sale at the library.") == \
         "bake sale at the library"
+
+
+def test_a_reason_or_a_feeling_in_the_next_sentence_answers_when_the_first_says_only_when() -> None:
+    reading = answers.read_question("Why did Noor join the choir?", shared_engine().doc("Why did Noor join the choir?"))
+    first = next(iter(shared_engine().doc("Just yesterday I joined the choir. I wanted to meet people who love "
+                                          "singing.").sents))
+    assert wording.explanation(reading, first) == "to meet people who love singing"
+
+    reading = answers.read_question("How did Noor describe the retreat?",
+                                    shared_engine().doc("How did Noor describe the retreat?"))
+    first = next(iter(shared_engine().doc("We had a blast at the retreat. It was a quiet and healing place.").sents))
+    assert wording.explanation(reading, first) == "quiet and healing"

@@ -34,6 +34,8 @@ _OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative
 _CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
 _REASON_MARKS = frozenset({"because", "since", "as", "cause", "'cause", "cuz"})  # not "so": what follows is the effect
 _WHEN = frozenset({"DATE", "TIME"})
+_TIMELY = frozenset(content_terms("just yesterday today tonight tomorrow recently lately ago last week weekend month "
+                                  "year morning evening night now so far still already"))
 _PERSONAL = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 _SHAPES = frozenset(content_terms("kind sort type name names one ones"))  # words that shape the question
 _GREETING = frozenset({"hey", "hi", "hello", "thanks", "thank", "congrats", "wow", "oh", "yeah", "yes", "dear", "sorry"})
@@ -101,26 +103,45 @@ def kind_asked(question: Doc) -> frozenset[str]:
 
 
 def explanation(asked: Asked, sent: Span) -> str | None:
-    """The reason ("why") or manner ("how ... feel") a sentence gives: its because-, so- or to-clause, or the
-    adjectives it says of the feeling; else its own words less the question's (spans.residue)."""
+    """The reason ("why") or manner ("how ... feel") a sentence gives: its because- or to-clause, or the
+    adjectives it says of the feeling, else the next sentence's ("I joined a church. I wanted to feel closer to
+    my faith."); else its own words less the question's (spans.residue), or the next sentence's when its own
+    say only when ("Just yesterday")."""
     said = asked.terms | asked.names
-    if asked.wh == "why":
-        for token in sent:
-            if token.lower_ in _REASON_MARKS and token.dep_ in ("mark", "advmod", "cc") and token.i + 1 < sent.end:
-                clause = _clause_after(token, sent)
-                if clause and content_terms(clause) - said:
-                    return clause
-        for token in sent:  # "... to feel closer to my faith": the purpose
-            if token.lower_ == "to" and token.dep_ == "aux" and token.head.dep_ in ("advcl", "xcomp") and \
-                    not _says(token.head, asked.terms):
-                clause = _text(list(token.head.subtree), start=token.i)
-                if content_terms(clause) - said:
-                    return clause
-    elif not asked.verbs or asked.verbs & _TELLING:  # "how did X feel", "how was the trip": what it was like
-        feeling = [t for t in sent if _describes(t) and stem(t.lower_) not in said]
-        if feeling:
-            return " and ".join(dict.fromkeys(t.text for t in feeling[:3]))
-    return residue(asked, sent)
+    after = [sent, *_following(sent)]
+    for part in after:
+        if asked.wh == "why" and (reason := _reason(asked, part, said)):
+            return reason
+        if asked.wh == "how" and (not asked.verbs or asked.verbs & _TELLING):  # "how did X feel", "how was it"
+            feeling = [t for t in part if _describes(t) and stem(t.lower_) not in said]
+            if feeling:
+                return " and ".join(dict.fromkeys(t.text for t in feeling[:3]))
+    return next((r for part in after if (r := residue(asked, part)) and content_terms(r) - _NOTHING - _TIMELY), None)
+
+
+def _following(sent: Span) -> list[Span]:
+    """The sentence after this one in the same turn, if it is a statement."""
+    doc = sent.doc
+    if sent.end >= len(doc):
+        return []
+    nxt = doc[sent.end].sent
+    return [] if nxt.text.rstrip().endswith("?") else [nxt]
+
+
+def _reason(asked: Asked, sent: Span, said: frozenset[str]) -> str | None:
+    """A sentence's because-clause, else its to-clause of purpose ("to feel closer to my faith")."""
+    for token in sent:
+        if token.lower_ in _REASON_MARKS and token.dep_ in ("mark", "advmod", "cc") and token.i + 1 < sent.end:
+            clause = _clause_after(token, sent)
+            if clause and content_terms(clause) - said:
+                return clause
+    for token in sent:
+        if token.lower_ == "to" and token.dep_ == "aux" and token.head.dep_ in ("advcl", "xcomp") and \
+                not _says(token.head, asked.terms):
+            clause = _text(list(token.head.subtree), start=token.i)
+            if content_terms(clause) - said:
+                return clause
+    return None
 
 
 def _describes(token: Token) -> bool:
@@ -129,7 +150,7 @@ def _describes(token: Token) -> bool:
     if not (token.pos_ == "ADJ" or token.tag_ == "VBN"):
         return False
     return token.dep_ in ("acomp", "oprd") or (token.pos_ == "ADJ" and token.dep_ == "ROOT") or (
-        token.dep_ == "conj" and _describes(token.head))
+        token.dep_ == "conj" and _describes(token.head)) or (token.dep_ == "amod" and token.head.dep_ == "attr")
 
 
 def _says(token: Token, terms: frozenset[str]) -> bool:

@@ -72,7 +72,7 @@ def test_a_how_was_it_question_is_answered_by_what_the_sentence_predicates_of_it
 
 def test_a_how_did_they_do_it_question_is_answered_by_the_sentence_words_not_its_adjectives() -> None:
     assert _answer("How did Ada celebrate her promotion?", "I celebrated by baking a huge chocolate cake.") == \
-        "by baking huge chocolate cake"
+        "by baking a huge chocolate cake"
 
 
 def test_a_light_verb_of_the_question_still_leads_to_its_object() -> None:
@@ -126,3 +126,8 @@ def test_a_reason_or_a_feeling_in_the_next_sentence_answers_when_the_first_says_
                                     shared_engine().doc("How did Noor describe the retreat?"))
     first = next(iter(shared_engine().doc("We had a blast at the retreat. It was a quiet and healing place.").sents))
     assert wording.explanation(reading, first) == "quiet and healing"
+
+
+def test_a_how_did_they_manage_question_is_answered_by_the_by_phrase() -> None:
+    assert _answer("How did Noor get over her fear of heights?", "I got over it by climbing a little higher each "
+                   "week with a coach.") == "by climbing a little higher each week with a coach"

@@ -116,6 +116,11 @@ def explanation(asked: Asked, sent: Span) -> str | None:
             feeling = [t for t in part if _describes(t) and stem(t.lower_) not in said]
             if feeling:
                 return " and ".join(dict.fromkeys(t.text for t in feeling[:3]))
+        elif asked.wh == "how":  # "how did X get better": "by practising every day"
+            means = next((t for t in part if t.lower_ == "by" and t.dep_ == "prep" and any(
+                c.dep_ == "pcomp" for c in t.children)), None)
+            if means is not None and content_terms(clause := _text(list(means.subtree))) - said:
+                return clause
     return next((r for part in after if (r := residue(asked, part)) and content_terms(r) - _NOTHING - _TIMELY), None)
 
 

@@ -30,7 +30,7 @@ from engram.rules.grounding import date_mentions
 from engram.rules.text import STOPWORDS, content_terms, stem
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span, Token
+    from spacy.tokens import Doc, Span
 
 Expect = Literal["person", "place", "date", "number", "duration", "thing"]
 UNKNOWN = "I don't know: that is not mentioned in memory."
@@ -49,7 +49,6 @@ _NOT_TOPICAL = frozenset(content_terms(
     "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
     "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
-_GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
 _MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
 _SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -388,52 +387,6 @@ def say_when(expression: str, when: datetime, said_at: datetime) -> str:
     if _MONTH_WORDS.search(expression):
         return f"{when:%B} {when.year}"
     return str(when.year)
-
-
-def _thing_in(reading: Reading, sent: Span) -> str | None:
-    """The phrase the question's words lead to in the sentence: the noun phrase a question word governs (its
-    object, complement, the phrase after its preposition) or the nouns right after it; else the sentence's
-    noun phrase nearest to the question's words that says something the question does not."""
-    said = reading.terms | reading.names
-    chunks = [c for c in sent.noun_chunks if c.root.pos_ != "PRON" and content_terms(c.text)
-              and not content_terms(c.text) <= said and stem(c.root.lower_) not in said]
-    anchors = sorted((t for t in sent if stem(t.lower_) in reading.terms and t.pos_ in ("VERB", "NOUN", "ADJ")),
-                     key=lambda t: t.pos_ != "VERB")
-    found = None
-    for anchor in anchors:
-        governed = {t.i for child in anchor.children if child.dep_ in _GOVERNED for t in child.subtree}
-        found = next((_bare(c) for c in chunks if c.root.i in governed), None) or _nouns_after(anchor, said)
-        if found:
-            break
-    if found is None and chunks:
-        found = _bare(_closest(reading, sent, chunks)[0])
-    if not reading.several or found is None:
-        return found
-    # Several asked for ("what activities"): the sentence's other phrases that say something new, too.
-    return ", ".join(list(dict.fromkeys([found, *(_bare(c) for c in chunks)]))[:3])
-
-
-def _nouns_after(anchor: Token, said: set[str] | frozenset[str]) -> str | None:
-    """The run of nouns (with their adjectives and numbers) that follows a word, past a determiner, possessive,
-    preposition or particle: "researching adoption agencies" -> "adoption agencies"."""
-    doc, i, skipped = anchor.doc, anchor.i + 1, 0
-    while i < len(doc) and skipped < 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
-        i, skipped = i + 1, skipped + 1
-    start = i
-    while i < len(doc) and doc[i].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and i - start < 6:
-        i += 1
-    if i == start or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[start:i]):
-        return None
-    text = doc[start:i].text
-    return text if not content_terms(text) <= said else None
-
-
-def _bare(chunk: Span) -> str:
-    """A noun phrase without its leading determiner or possessive ("my new job" -> "new job")."""
-    tokens = list(chunk)
-    while tokens and tokens[0].dep_ in ("det", "poss") and len(tokens) > 1:
-        tokens = tokens[1:]
-    return chunk.doc[tokens[0].i:tokens[-1].i + 1].text
 
 
 # ---------------------------------------------------------------- shared

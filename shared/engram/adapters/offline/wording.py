@@ -4,8 +4,9 @@ A "what" question's verb meets the sentence's verb (by lemma: "see" meets "saw")
 whole object: the phrase with its conjuncts and prepositional modifiers ("inspiring quotes, photos, and little
 keepsakes"), without its determiner, the speaker's praise ("awesome fantasy RPG" -> "fantasy RPG") or a clause
 hanging off it. A question naming the kind it wants ("what book", "what kind of deal") takes a title or name the
-sentence gives, else the phrase headed by that kind. A "why" is answered by the because-, so- or to-clause; a
-"how did X feel" by the adjectives the sentence says. A phrase that names nothing (a pronoun, an interjection,
+sentence gives, else the phrase headed by that kind. A "why" is answered by the because- or to-clause; a "how
+did X feel" by the adjectives the sentence says; a "how did X manage" by its by-phrase (each from the next
+sentence when the chosen one has none). A phrase that names nothing (a pronoun, an interjection,
 "stuff", "a lot", the question's own words) is never the answer."""
 
 from __future__ import annotations
@@ -51,9 +52,6 @@ class Asked(spans.Asked, Protocol):
 
     @property
     def several(self) -> bool: ...
-
-    @property
-    def relation(self) -> frozenset[str]: ...
 
     @property
     def wh(self) -> str: ...
@@ -211,7 +209,7 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
     """The phrase a question's own noun heads, when its modifiers say something new ("a fantasy literature
     forum" asked "what forum"), else the object its preposition leads to ("deal with an outdoor company"), or
     what a copula says of it ("my favorite memory was winning ...")."""
-    found = _phrase(noun, said, keep_head=True)
+    found = _phrase(noun, said)
     if found and content_terms(found) - said - _EMPTY:
         return found
     for child in noun.children:
@@ -269,7 +267,7 @@ def _names_something(chunk: Span, said: frozenset[str]) -> bool:
     return chunk.root.pos_ not in ("PRON", "INTJ") and bool(content_terms(chunk.text) - said - _EMPTY)
 
 
-def _phrase(head: Token, said: frozenset[str], keep_head: bool = True) -> str | None:
+def _phrase(head: Token, said: frozenset[str]) -> str | None:
     """The phrase a word heads: its subtree less clauses, leading determiners and praise; cut back to the head's
     own modifiers when it runs past a clause's length; None when it names nothing the question does not say."""
     if head.pos_ in ("PRON", "INTJ", "AUX", "SCONJ", "CCONJ", "PART", "DET", "PUNCT", "SPACE"):
@@ -342,7 +340,7 @@ def _join(tokens: list[Token]) -> str:
 
 
 def _clause_after(mark: Token, sent: Span) -> str | None:
-    """The clause a because/so introduces: its subtree (or the rest of the sentence) after the marker."""
+    """The clause a "because" introduces: its subtree (or the rest of the sentence) after the marker."""
     clause = [t for t in mark.head.subtree if t.i > mark.i] if mark.dep_ == "mark" else list(sent.doc[mark.i + 1:sent.end])
     return _text(clause) or None
 

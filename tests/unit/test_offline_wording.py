@@ -131,3 +131,8 @@ def test_a_reason_or_a_feeling_in_the_next_sentence_answers_when_the_first_says_
 def test_a_how_did_they_manage_question_is_answered_by_the_by_phrase() -> None:
     assert _answer("How did Noor get over her fear of heights?", "I got over it by climbing a little higher each "
                    "week with a coach.") == "by climbing a little higher each week with a coach"
+
+
+def test_what_someone_realized_is_the_clause_they_realized() -> None:
+    assert _answer("What did Noor realize after the marathon?", "After the marathon I realized that rest days "
+                   "matter.") == "rest days matter"

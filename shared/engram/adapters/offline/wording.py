@@ -40,6 +40,8 @@ _TIMELY = frozenset(content_terms("just yesterday today tonight tomorrow recentl
 _PERSONAL = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 _SHAPES = frozenset(content_terms("kind sort type name names one ones"))  # words that shape the question
 _GREETING = frozenset({"hey", "hi", "hello", "thanks", "thank", "congrats", "wow", "oh", "yeah", "yes", "dear", "sorry"})
+_MINDING = frozenset({"realize", "realise", "think", "learn", "say", "decide", "know", "believe", "notice", "discover",
+                      "hope", "tell", "mention", "agree", "figure", "understand", "wish", "suggest", "promise"})
 _TELLING = frozenset(stem(w) for w in ("feel", "describe", "seem", "find", "think", "react", "look", "sound"))
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _LISTED = re.compile(r",| and | or ")
@@ -177,6 +179,12 @@ def _governed(verb: Token, said: frozenset[str], asked_verbs: frozenset[str] = f
             continue
         for head in heads:
             # A verb in between leads on, unless it is the answer itself ("loves competing in tournaments").
+            if head.dep_ == "ccomp" and head.pos_ in ("VERB", "AUX") and verb.lemma_ in _MINDING and \
+                    _says(verb, asked_verbs | said):
+                # "realized that self-care is important": what is realized is the clause
+                clause = _text([t for t in head.subtree if t.dep_ != "mark"])
+                if content_terms(clause) - said - _NOTHING:
+                    return clause
             if head.pos_ in ("VERB", "AUX") and (head.tag_ != "VBG" or _says(head, asked_verbs | said)):
                 if head.dep_ in ("xcomp", "pcomp"):
                     inner.append(head)

@@ -136,3 +136,7 @@ def test_a_how_did_they_manage_question_is_answered_by_the_by_phrase() -> None:
 def test_what_someone_realized_is_the_clause_they_realized() -> None:
     assert _answer("What did Noor realize after the marathon?", "After the marathon I realized that rest days "
                    "matter.") == "rest days matter"
+
+
+def test_a_phrase_adding_only_size_to_the_questions_noun_is_no_answer() -> None:
+    assert _answer("What villain is Noor a fan of?", "Honestly I'm a huge fan!") is None

@@ -25,12 +25,13 @@ if TYPE_CHECKING:
 _EMPTY = frozenset(content_terms(
     "thing stuff lot lots bit way time times kind sort type world meantime moment moments day days one ones "
     "pic pics picture pictures photo photos image shot idea question news fun yep yeah yes sure ok okay thanks "
-    "hey wow oh cool awesome great glad deal piece part bunch couple"))
+    "hey wow oh cool awesome great glad deal piece part bunch couple fan fans"))
 # The speaker's praise before a noun, rarely part of what is named ("awesome fantasy RPG").
 _PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
                      "incredible", "super", "really", "so", "totally", "pretty", "very", "neat", "sweet", "gorgeous",
                      "stunning", "beautiful", "favorite", "favourite", "fav", "fave", "own", "such", "quite", "exciting", "perfect"})
-_NOTHING = _EMPTY | frozenset(stem(w) for w in _PRAISE)  # says nothing new when it is all a phrase adds
+_SIZE = frozenset(content_terms("huge big total true real"))  # "a huge fan" names no more than "a fan"
+_NOTHING = _EMPTY | _SIZE | frozenset(stem(w) for w in _PRAISE)  # says nothing new when it is all a phrase adds
 _OBJECTS = frozenset({"dobj", "attr", "oprd", "xcomp", "ccomp", "acomp", "dative", "pobj", "obj"})
 _CUT = frozenset({"relcl", "advcl", "punct", "cc", "mark", "parataxis", "intj", "discourse", "appos"})
 _REASON_MARKS = frozenset({"because", "since", "as", "cause", "'cause", "cuz"})  # not "so": what follows is the effect
@@ -289,7 +290,7 @@ def _phrase(head: Token, said: frozenset[str]) -> str | None:
     for child in head.children:  # "a fantasy RPG called Xenoblade": the name
         if child.dep_ == "acl" and child.lemma_ in ("call", "name", "title"):
             name = [t for c in child.children if c.dep_ in ("oprd", "dobj", "attr", "xcomp") for t in c.subtree]
-            if name and name[0].text[:1].isupper():
+            if name and name[0].text[:1].isupper() and content_terms(_join(name)) - said:
                 return _join(name)
     kept = _kept(head, said)
     if len(kept) > _MAX_WORDS:  # too long for a name: without the prepositional phrases, then the head's own words
@@ -303,7 +304,7 @@ def _phrase(head: Token, said: frozenset[str]) -> str | None:
     while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "ADP", "DET", "PART") or kept[-1].ent_type_ in _WHEN):
         kept = kept[:-1]
     text = _join(kept)
-    new = content_terms(text) - said - _EMPTY
+    new = content_terms(text) - said - _EMPTY - _SIZE
     if not kept or not new or all(t.pos_ in ("PRON", "INTJ") for t in kept):
         return None
     return text
@@ -333,6 +334,9 @@ def _kept(head: Token, said: frozenset[str], also: frozenset[str] | set[str] = f
             token.lower_ != "of" and (not content_terms(_join(list(token.subtree))) - said - _NOTHING or any(
                 g.dep_ == "poss" and g.pos_ == "PRON" for c in objects for g in c.children))))
         when = token.ent_type_ in _WHEN and token.dep_ in ("npadvmod", "advmod", "tmod")  # "last month": when
+        # "a fantasy RPG called Xenoblade" asked about Xenoblade: the name is the question's, not the answer
+        empty = empty or (token.dep_ == "acl" and token.lemma_ in ("call", "name") and not content_terms(
+            _join(list(token.subtree))) - said - _NOTHING)
         if (token.dep_ in _CUT and not joins) or token.dep_ in also or empty or when:
             cut |= {t.i for t in token.subtree}
     return [t for t in head.subtree if t.i not in cut]

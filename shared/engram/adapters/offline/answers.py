@@ -20,9 +20,9 @@ from engram.adapters.offline.spans import (
     own_story,
     ranked_sentences,
     refers_back,
-    residue,
     speaks_for,
 )
+from engram.adapters.offline.wording import explanation, kind_asked, thing_in
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -30,7 +30,7 @@ from engram.rules.grounding import date_mentions
 from engram.rules.text import STOPWORDS, content_terms, stem
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span, Token
+    from spacy.tokens import Doc, Span
 
 Expect = Literal["person", "place", "date", "number", "duration", "thing"]
 UNKNOWN = "I don't know: that is not mentioned in memory."
@@ -49,7 +49,6 @@ _NOT_TOPICAL = frozenset(content_terms(
     "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
     "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
-_GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
 _MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
 _SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -76,6 +75,9 @@ class Reading:
     now: bool = False
     relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
     explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
+    wh: str = ""  # the question word ("why", "how", "what"...)
+    verbs: frozenset[str] = frozenset()  # the question's verbs' lemmas, light ones too ("give"): what leads to the answer
+    kind: frozenset[str] = frozenset()  # the kind of thing asked for ("which superhero", "favorite movie")
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""
@@ -121,7 +123,8 @@ def read_question(question: str, doc: Doc) -> Reading:
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
-                   expects == "thing" and explains(question))
+                   expects == "thing" and explains(question), wh,
+                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"), kind_asked(doc) - names)
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -318,7 +321,7 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
         return next((d for s in said if (d := _date_in(s, said_at))), None) or (
             _day(said_at) if said_at else None)
     if reading.expects == "thing":
-        read = residue if reading.explains else _thing_in
+        read = explanation if reading.explains else thing_in
         return next((t for s in said if (t := read(reading, s))), None)
     for sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
@@ -384,52 +387,6 @@ def say_when(expression: str, when: datetime, said_at: datetime) -> str:
     if _MONTH_WORDS.search(expression):
         return f"{when:%B} {when.year}"
     return str(when.year)
-
-
-def _thing_in(reading: Reading, sent: Span) -> str | None:
-    """The phrase the question's words lead to in the sentence: the noun phrase a question word governs (its
-    object, complement, the phrase after its preposition) or the nouns right after it; else the sentence's
-    noun phrase nearest to the question's words that says something the question does not."""
-    said = reading.terms | reading.names
-    chunks = [c for c in sent.noun_chunks if c.root.pos_ != "PRON" and content_terms(c.text)
-              and not content_terms(c.text) <= said and stem(c.root.lower_) not in said]
-    anchors = sorted((t for t in sent if stem(t.lower_) in reading.terms and t.pos_ in ("VERB", "NOUN", "ADJ")),
-                     key=lambda t: t.pos_ != "VERB")
-    found = None
-    for anchor in anchors:
-        governed = {t.i for child in anchor.children if child.dep_ in _GOVERNED for t in child.subtree}
-        found = next((_bare(c) for c in chunks if c.root.i in governed), None) or _nouns_after(anchor, said)
-        if found:
-            break
-    if found is None and chunks:
-        found = _bare(_closest(reading, sent, chunks)[0])
-    if not reading.several or found is None:
-        return found
-    # Several asked for ("what activities"): the sentence's other phrases that say something new, too.
-    return ", ".join(list(dict.fromkeys([found, *(_bare(c) for c in chunks)]))[:3])
-
-
-def _nouns_after(anchor: Token, said: set[str] | frozenset[str]) -> str | None:
-    """The run of nouns (with their adjectives and numbers) that follows a word, past a determiner, possessive,
-    preposition or particle: "researching adoption agencies" -> "adoption agencies"."""
-    doc, i, skipped = anchor.doc, anchor.i + 1, 0
-    while i < len(doc) and skipped < 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
-        i, skipped = i + 1, skipped + 1
-    start = i
-    while i < len(doc) and doc[i].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and i - start < 6:
-        i += 1
-    if i == start or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[start:i]):
-        return None
-    text = doc[start:i].text
-    return text if not content_terms(text) <= said else None
-
-
-def _bare(chunk: Span) -> str:
-    """A noun phrase without its leading determiner or possessive ("my new job" -> "new job")."""
-    tokens = list(chunk)
-    while tokens and tokens[0].dep_ in ("det", "poss") and len(tokens) > 1:
-        tokens = tokens[1:]
-    return chunk.doc[tokens[0].i:tokens[-1].i + 1].text
 
 
 # ---------------------------------------------------------------- shared

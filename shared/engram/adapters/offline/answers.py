@@ -14,15 +14,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.adapters.offline.spans import (
-    explains,
-    known_as,
-    own_story,
-    ranked_sentences,
-    refers_back,
-    residue,
-    speaks_for,
-)
+from engram.adapters.offline.choosing import from_text
+from engram.adapters.offline.spans import explains, own_story, ranked_sentences, refers_back, residue
+from engram.adapters.offline.verdicts import asks_yes_no, verdict
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -50,9 +44,6 @@ _NOT_TOPICAL = frozenset(content_terms(
     "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
 _GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
-_MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
-_SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
@@ -132,7 +123,9 @@ def compose(context: QueryContext, question: str | None = None) -> Found | None:
     text = question or context.question
     doc = shared_engine().doc(text)
     reading = read_question(text, doc)
-    parts = [from_facts(r, context.items) or from_text(r, context.items) for r in _each_verb(reading, doc)]
+    if asks_yes_no(doc):
+        return verdict(reading, doc, context.items)
+    parts = [from_facts(r, context.items) or from_text(r, context.items, read_span) for r in _each_verb(reading, doc)]
     found = [f for f in parts if f is not None]
     if len(parts) == 1 or not found:
         return found[0] if found else None
@@ -255,56 +248,6 @@ def _since(fact: ContextItem) -> datetime:
 
 
 # ---------------------------------------------------------------- from retrieved text
-def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
-    """A span of the wanted type from the turns covering the question best (several turns' spans when several
-    values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
-    summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
-    where it is about them: said by them (an alias the entity items carry counts), or naming them."""
-    if not reading.terms:
-        return None
-    ranked = []
-    for n, item in enumerate(items):
-        if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
-                item.kind in ("episodic", "summary") and _attributed(item.text, reading.names)):
-            cover = reading.covered(_statements(item.text))
-            if cover >= _MIN_COVERAGE:
-                ranked.append((cover, item.score, -n, item))
-    ranked.sort(key=lambda r: r[:3], reverse=True)
-    from engram.adapters.spacy_engine import shared_engine
-
-    spans: list[tuple[str, float, ContextItem]] = []
-    known = replace(reading, names=known_as(reading.names, items))
-    for cover, _, _, item in ranked[:6]:
-        if spans and cover < spans[0][1] * 0.75:
-            break
-        span = read_span(known, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at,
-                         speaks_for(item.text, known.names))
-        if span and all(span.lower() != s.lower() for s, _, _ in spans):
-            spans.append((span, cover, item))
-            if not reading.several or len(spans) == 3:
-                break
-    if not spans:
-        return None
-    values = [s for s, _, _ in spans]
-    agreeing = sum(1 for _, _, _, i in ranked[:6] if i is not spans[0][2] and values[0].lower() in i.text.lower())
-    confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
-    return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
-
-
-def _attributed(text: str, names: frozenset[str]) -> bool:
-    """Whether a text that mixes speakers (an episode, a summary) can answer for the people the question names:
-    it must report them by name in the third person ("Vera said ..."), not only address them."""
-    if not names:
-        return True
-    return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
-                          r"is|was|has|had|lives|works)\b", text, re.I))
-
-
-def _statements(text: str) -> str:
-    """The text without its questions."""
-    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
-
-
 def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True) -> str | None:
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against

@@ -1,7 +1,8 @@
 """Which retrieved turns the offline answerer reads, in which order, for a question answered from text.
 
 A turn is read when it holds enough of the question's topical terms (its statements, not its questions); the
-turns are read best first, by that cover, then by the retrieval's own score. The first span of the wanted type
+turns are read best first, by that cover plus half the retrieval's own score (which reads meaning, not only
+words: the turn the retrieval ranks first often says the answer in other words than the question's). The first span of the wanted type
 the reader finds answers (several spans from several turns when several values are asked for)."""
 
 from __future__ import annotations
@@ -27,20 +28,26 @@ MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to
 SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _READ = 6  # turns read at most
+_SCORE_WEIGHT = 0.5  # the retrieval's score (0-1: its meaning, not only its words) next to the words' cover
+# A "when" question is answered by when its turn was said: the person's own turn the retrieval ranks high answers
+# it on fewer of the question's words ("When did Dana go?" and "Dana: Just back from Lisbon!").
+_DATE_COVERAGE, _STRONG = 0.2, 0.5
 
 
 def ranked_turns(reading: Reading, items: Sequence[ContextItem]) -> list[tuple[float, ContextItem]]:
-    """The items that can answer from their text, with their cover of the question, best first: turns, facts
-    without a predicate, and episodes or summaries that report the people asked about by name."""
+    """The items that can answer from their text, with their cover of the question, best first (cover and
+    retrieval score): turns, facts without a predicate, and episodes or summaries that report the people asked
+    about by name."""
     ranked = []
     for n, item in enumerate(items):
         if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
                 item.kind in ("episodic", "summary") and attributed(item.text, reading.names)):
             cover = reading.covered(statements(item.text))
-            if cover >= MIN_COVERAGE:
-                ranked.append((cover, item.score, -n, item))
-    ranked.sort(key=lambda r: r[:3], reverse=True)
-    return [(cover, item) for cover, _, _, item in ranked]
+            if cover >= MIN_COVERAGE or (reading.expects == "date" and cover >= _DATE_COVERAGE
+                                         and item.score >= _STRONG and speaks_for(item.text, reading.names)):
+                ranked.append((cover + _SCORE_WEIGHT * item.score, -n, cover, item))
+    ranked.sort(key=lambda r: r[:2], reverse=True)
+    return [(cover, item) for _, _, cover, item in ranked]
 
 
 def from_text(reading: Reading, items: Sequence[ContextItem], read_span: SpanReader) -> Found | None:

@@ -42,3 +42,4 @@ def test_a_yes_or_no_question_no_turn_about_its_person_answers_is_not_known(ques
 def test_a_question_offering_alternatives_is_not_answered_yes_or_no() -> None:
     assert _ask("Does Dana live near a beach or the mountains?", "Dana: I live near the beach.") not in (
         "Yes", "No", "Likely yes", "Likely no")
+

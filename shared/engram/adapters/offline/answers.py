@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from engram.adapters.offline.asked import Expect, Found, Reading
 from engram.adapters.offline.choosing import from_text
 from engram.adapters.offline.spans import explains, own_story, ranked_sentences, refers_back, residue
 from engram.adapters.offline.verdicts import asks_yes_no, verdict
@@ -26,7 +27,6 @@ from engram.rules.text import STOPWORDS, content_terms, stem
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-Expect = Literal["person", "place", "date", "number", "duration", "thing"]
 UNKNOWN = "I don't know: that is not mentioned in memory."
 UNKNOWN_CONFIDENCE = 0.05
 _LABELS: dict[Expect, frozenset[str]] = {
@@ -53,35 +53,6 @@ _MONTH_DAY = re.compile(rf"\b{_MONTH}[a-z]*\.? \d\d?\b|\b\d\d?(?:st|nd|rd|th)? (
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
                           r"november|december)\b", re.I)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a question asks: the kind of value, its topical terms (stemmed, names left out), the names it says,
-    whether it wants several values ("what books") and whether it insists on the present ("now")."""
-
-    expects: Expect
-    terms: frozenset[str]
-    names: frozenset[str]
-    several: bool = False
-    now: bool = False
-    relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
-    explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
-
-    def covered(self, text: str) -> float:
-        """The share of the question's terms a text holds, its verbs counted twice."""
-        said = content_terms(text)
-        total = len(self.terms) + len(self.relation)
-        return (len(self.terms & said) + len(self.relation & said)) / total if total else 0.0
-
-
-@dataclass(frozen=True)
-class Found:
-    """An answer's value and what it rests on."""
-
-    content: str
-    items: tuple[ContextItem, ...]
-    confidence: float
 
 
 def read_question(question: str, doc: Doc) -> Reading:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from engram.adapters.offline.asked import Found
 from engram.adapters.offline.spans import known_as, speaks_for
 from engram.model.queries import ContextItem
 from engram.rules.confidence import answer_confidence
@@ -20,7 +21,7 @@ from engram.rules.confidence import answer_confidence
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
-    from engram.adapters.offline.answers import Found, Reading
+    from engram.adapters.offline.asked import Reading
 
     SpanReader = Callable[[Reading, Doc, datetime | None, bool], str | None]
 
@@ -55,7 +56,6 @@ def from_text(reading: Reading, items: Sequence[ContextItem], read_span: SpanRea
     values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
     summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
     where it is about them: said by them (an alias the entity items carry counts), or naming them."""
-    from engram.adapters.offline.answers import Found
     from engram.adapters.spacy_engine import shared_engine
 
     if not reading.terms:

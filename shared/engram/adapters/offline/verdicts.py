@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from engram.adapters.offline.asked import Found
 from engram.adapters.offline.choosing import SPEAKER, ranked_turns, statements
 from engram.model.queries import ContextItem
 from engram.rules.confidence import answer_confidence
@@ -17,7 +18,7 @@ from engram.rules.text import content_terms
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
-    from engram.adapters.offline.answers import Found, Reading
+    from engram.adapters.offline.asked import Reading
 
 _AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "did", "does", "do", "has", "have", "had", "can",
                           "could", "would", "will", "should", "might", "may"})
@@ -35,7 +36,6 @@ def asks_yes_no(doc: Doc) -> bool:
 def verdict(reading: Reading, doc: Doc, items: Sequence[ContextItem]) -> Found | None:
     """"Yes", "No", "Likely yes" or "Likely no" from the best turn about whom the question names; None when no
     turn covers the question or the turns that do are about someone else."""
-    from engram.adapters.offline.answers import Found
 
     for cover, item in ranked_turns(reading, items)[:3]:
         if not _about(item.text, reading.names):

@@ -43,3 +43,12 @@ def test_a_question_offering_alternatives_is_not_answered_yes_or_no() -> None:
     assert _ask("Does Dana live near a beach or the mountains?", "Dana: I live near the beach.") not in (
         "Yes", "No", "Likely yes", "Likely no")
 
+
+
+@pytest.mark.parametrize(("score", "verdict"), [(0.9, "Likely yes"), (0.2, None)])
+def test_a_yes_or_no_question_is_answered_by_a_strong_turn_in_other_words(score: float, verdict: str | None) -> None:
+    turn = ContextItem(kind="event", id="e1", text="Dana: Live jazz is my favourite thing in the world.",
+                       score=score, occurred_at=SAID)
+    reply = answers.answer(QueryContext(query_id="q", world_id="w", question="Would Dana enjoy a jazz concert?",
+                                        items=[turn]))
+    assert reply.content == verdict if verdict else reply.content.startswith("I don't know")

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 _AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "did", "does", "do", "has", "have", "had", "can",
                           "could", "would", "will", "should", "might", "may"})
 _SUPPOSING = frozenset({"would", "could", "might", "may", "likely", "probably", "considered"})
+_STRONG, _SOME = 0.5, 0.2  # a retrieval score that reads the same meaning; a share of the question's words
 _NEGATED = re.compile(r"\b(?:not|never|no longer|n't|nor)\b", re.I)
 
 
@@ -36,8 +37,7 @@ def asks_yes_no(doc: Doc) -> bool:
 def verdict(reading: Reading, doc: Doc, items: Sequence[ContextItem]) -> Found | None:
     """"Yes", "No", "Likely yes" or "Likely no" from the best turn about whom the question names; None when no
     turn covers the question or the turns that do are about someone else."""
-
-    for cover, item in ranked_turns(reading, items)[:3]:
+    for cover, item in [*ranked_turns(reading, items)[:3], *_strong(reading, items)]:
         if not _about(item.text, reading.names):
             continue
         said = statements(SPEAKER.sub("", item.text))
@@ -47,6 +47,13 @@ def verdict(reading: Reading, doc: Doc, items: Sequence[ContextItem]) -> Found |
         confidence = min(0.4, answer_confidence(from_fact=False, coverage=cover))  # a guess from one turn
         return Found(word[:1].upper() + word[1:], (item,), confidence)
     return None
+
+
+def _strong(reading: Reading, items: Sequence[ContextItem]) -> list[tuple[float, ContextItem]]:
+    """Turns the retrieval ranks high that hold some of the question's words: a yes-or-no question is often
+    answered in other words ("Would Dana enjoy a concert?" and "Dana: live music is my thing")."""
+    return [(cover, i) for i in items if i.kind == "event" and i.score >= _STRONG
+            and (cover := reading.covered(statements(i.text))) >= _SOME]
 
 
 def _about(text: str, names: frozenset[str]) -> bool:

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from engram.adapters.offline.asked import Expect, Found, Reading
+from engram.adapters.offline.choosing import from_text
 from engram.adapters.offline.spans import (
     explains,
-    known_as,
     own_story,
     ranked_sentences,
     refers_back,
-    speaks_for,
 )
+from engram.adapters.offline.verdicts import asks_yes_no, verdict
 from engram.adapters.offline.wording import explanation, kind_asked, thing_in
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
@@ -32,7 +33,6 @@ from engram.rules.text import STOPWORDS, content_terms, stem
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
 
-Expect = Literal["person", "place", "date", "number", "duration", "thing"]
 UNKNOWN = "I don't know: that is not mentioned in memory."
 UNKNOWN_CONFIDENCE = 0.05
 _LABELS: dict[Expect, frozenset[str]] = {
@@ -49,9 +49,6 @@ _NOT_TOPICAL = frozenset(content_terms(
     "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
     "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
-_MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
-_SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
@@ -61,38 +58,6 @@ _MONTH_DAY = re.compile(rf"\b{_MONTH}[a-z]*\.? \d\d?\b|\b\d\d?(?:st|nd|rd|th)? (
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
                           r"november|december)\b", re.I)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a question asks: the kind of value, its topical terms (stemmed, names left out), the names it says,
-    whether it wants several values ("what books") and whether it insists on the present ("now")."""
-
-    expects: Expect
-    terms: frozenset[str]
-    names: frozenset[str]
-    several: bool = False
-    now: bool = False
-    relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
-    explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
-    wh: str = ""  # the question word ("why", "how", "what"...)
-    verbs: frozenset[str] = frozenset()  # the question's verbs' lemmas, light ones too ("give"): what leads to the answer
-    kind: frozenset[str] = frozenset()  # the kind of thing asked for ("which superhero", "favorite movie")
-
-    def covered(self, text: str) -> float:
-        """The share of the question's terms a text holds, its verbs counted twice."""
-        said = content_terms(text)
-        total = len(self.terms) + len(self.relation)
-        return (len(self.terms & said) + len(self.relation & said)) / total if total else 0.0
-
-
-@dataclass(frozen=True)
-class Found:
-    """An answer's value and what it rests on."""
-
-    content: str
-    items: tuple[ContextItem, ...]
-    confidence: float
 
 
 def read_question(question: str, doc: Doc) -> Reading:
@@ -135,7 +100,9 @@ def compose(context: QueryContext, question: str | None = None) -> Found | None:
     text = question or context.question
     doc = shared_engine().doc(text)
     reading = read_question(text, doc)
-    parts = [from_facts(r, context.items) or from_text(r, context.items) for r in _each_verb(reading, doc)]
+    if asks_yes_no(doc):
+        return verdict(reading, doc, context.items)
+    parts = [from_facts(r, context.items) or from_text(r, context.items, read_span) for r in _each_verb(reading, doc)]
     found = [f for f in parts if f is not None]
     if len(parts) == 1 or not found:
         return found[0] if found else None
@@ -258,56 +225,6 @@ def _since(fact: ContextItem) -> datetime:
 
 
 # ---------------------------------------------------------------- from retrieved text
-def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
-    """A span of the wanted type from the turns covering the question best (several turns' spans when several
-    values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
-    summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
-    where it is about them: said by them (an alias the entity items carry counts), or naming them."""
-    if not reading.terms:
-        return None
-    ranked = []
-    for n, item in enumerate(items):
-        if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
-                item.kind in ("episodic", "summary") and _attributed(item.text, reading.names)):
-            cover = reading.covered(_statements(item.text))
-            if cover >= _MIN_COVERAGE:
-                ranked.append((cover, item.score, -n, item))
-    ranked.sort(key=lambda r: r[:3], reverse=True)
-    from engram.adapters.spacy_engine import shared_engine
-
-    spans: list[tuple[str, float, ContextItem]] = []
-    known = replace(reading, names=known_as(reading.names, items))
-    for cover, _, _, item in ranked[:6]:
-        if spans and cover < spans[0][1] * 0.75:
-            break
-        span = read_span(known, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at,
-                         speaks_for(item.text, known.names))
-        if span and all(span.lower() != s.lower() for s, _, _ in spans):
-            spans.append((span, cover, item))
-            if not reading.several or len(spans) == 3:
-                break
-    if not spans:
-        return None
-    values = [s for s, _, _ in spans]
-    agreeing = sum(1 for _, _, _, i in ranked[:6] if i is not spans[0][2] and values[0].lower() in i.text.lower())
-    confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
-    return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
-
-
-def _attributed(text: str, names: frozenset[str]) -> bool:
-    """Whether a text that mixes speakers (an episode, a summary) can answer for the people the question names:
-    it must report them by name in the third person ("Vera said ..."), not only address them."""
-    if not names:
-        return True
-    return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
-                          r"is|was|has|had|lives|works)\b", text, re.I))
-
-
-def _statements(text: str) -> str:
-    """The text without its questions."""
-    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
-
-
 def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True) -> str | None:
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against

@@ -105,7 +105,10 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
         clients = Clients(settings=Settings(data_dir=data_dir, embedder="hash", llm="offline"), store=store,
                           index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())
         started = loaded = built = time.perf_counter()
-        if not (data_dir / "loaded").exists():
+        marker = data_dir / "loaded"
+        if marker.exists() and marker.read_text().strip() not in ("", str(memories)):
+            raise ValueError(f"{data_dir} holds a world of {marker.read_text().strip()} events, not {memories}")
+        if not marker.exists():
             with progress.bar(f"loading {memories:,} events", memories) as advance:
                 _load(store, memories, texts, advance)
             loaded = time.perf_counter()
@@ -117,7 +120,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
             with progress.bar("writing the keyword index", memories + ENTITIES) as advance:
                 _keyword_index(store, index, memories, advance)
             progress.note(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
-            (data_dir / "loaded").touch()
+            marker.write_text(str(memories))
         vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
         with progress.bar(f"timing {BARE}", min(WARMUP, timed) + timed) as advance:
             bare_samples = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed, advance)

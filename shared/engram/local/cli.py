@@ -151,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
     p.add_argument("--queries", type=int, default=200, help="timed queries per system (default %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="directory for latency.json and latency.png")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="keep the built world here and reuse it on the next run (default: a temporary directory)")
     remote.memory_commands(sub, default_url)
     return parser
 
@@ -283,11 +285,16 @@ def _bench_qa(args: argparse.Namespace) -> int:
 
 
 def _bench_latency(args: argparse.Namespace) -> int:
-    from engram.bench.latency import run
+    from engram.bench.latency import run, run_in
     from engram.bench.progress import ConsoleProgress
 
     _quiet()
-    result = run(args.memories, progress=ConsoleProgress(prefix="engram: "), timed=args.queries)
+    progress = ConsoleProgress(prefix="engram: ")
+    if args.data_dir is None:
+        result = run(args.memories, progress=progress, timed=args.queries)
+    else:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        result = run_in(args.data_dir, args.memories, progress=progress, timed=args.queries)
     written = result.write(args.out)
     print(f"fused search   p50 {result.fused_ms['p50']:8.2f} ms   p95 {result.fused_ms['p95']:8.2f} ms")
     print(f"bare top-k     p50 {result.bare_ms['p50']:8.2f} ms   p95 {result.bare_ms['p95']:8.2f} ms")

@@ -201,7 +201,9 @@ class TantivyIndex:
                 except ValueError:  # a leftover character the parser refuses: the word cannot match anyway
                     continue
                 everywhere = count(term)
-                here = count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0
+                # A scope holding every document (no user, every kind) counts what the whole index does: no second count.
+                here = (everywhere if in_world == total else
+                        count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0)
                 if here:
                     boost = bm25_idf(in_world, here) / bm25_idf(total, everywhere)
                     clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term, boost)))

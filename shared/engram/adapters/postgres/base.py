@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -82,16 +82,6 @@ class PostgresBase:
             yield cur
 
     @contextmanager
-    def read_tx(self, world_id: str) -> Iterator[psycopg.Cursor[Row]]:
-        """`tx(world_id)` in pipeline mode, for reads: BEGIN, the world's settings and the first statement reach the
-        server in one round trip instead of three (a search opens about eight of these). Each fetch waits for what
-        was sent before it. Not for COPY or server-side cursors, which pipeline mode refuses."""
-        with self._transaction(pipelined=True) as cur:
-            cur.execute("SELECT set_config('role', %s, true), set_config('engram.world_id', %s, true)",
-                        (APP_ROLE, world_id))
-            yield cur
-
-    @contextmanager
     def all_worlds_tx(self) -> Iterator[psycopg.Cursor[Row]]:
         """One transaction across every world, as the maintenance role (its policy admits every row).
 
@@ -109,10 +99,9 @@ class PostgresBase:
             yield cur
 
     @contextmanager
-    def _transaction(self, *, pipelined: bool = False) -> Iterator[psycopg.Cursor[Row]]:
+    def _transaction(self) -> Iterator[psycopg.Cursor[Row]]:
         try:
-            with self.pool.connection() as conn, conn.pipeline() if pipelined else nullcontext(), \
-                    conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            with self.pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
                 yield cur
         except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected) as exc:
             raise unavailable(CONCURRENT, exc) from exc
@@ -126,7 +115,7 @@ class PostgresBase:
             cur.execute("SELECT 1")
 
     def world_config(self, world_id: str) -> dict[str, Any]:
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             cur.execute("SELECT key, value FROM system_config WHERE world_id = %s", (world_id,))
             return {r["key"]: r["value"] for r in cur.fetchall()}
 

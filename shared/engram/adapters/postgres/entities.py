@@ -55,7 +55,7 @@ class EntityRepo(PostgresBase):
         return CanonicalEntity.model_validate(row) if row else None
 
     def get_entities(self, world_id: str, entity_ids: Sequence[str]) -> list[CanonicalEntity]:
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             cur.execute(f"SELECT {_ENTITY} FROM canonical_entities e WHERE e.world_id = %s AND e.entity_id = ANY(%s)",
                         (world_id, list(entity_ids)))
             return [CanonicalEntity.model_validate(r) for r in cur.fetchall()]
@@ -129,7 +129,7 @@ class EntityRepo(PostgresBase):
                    limit: int, by_confidence: bool = False) -> list[NameMatch]:
         params = {"w": world_id, "n": normalize_name(name), "u": user_id or "", "k": limit, "k_fuzzy": limit * 3,
                   "fuzzy_min": fuzzy_min, "accept": alias_accept, "by_confidence": by_confidence}
-        with self.read_tx(world_id) as cur:  # the settings and both statements in one round trip
+        with self.tx(world_id) as cur, cur.connection.pipeline():  # both statements in one round trip
             # The trigram index prunes with this threshold: at pg_trgm's default (0.3) it would hand far more
             # rows to the recheck than the cascade ever keeps.
             cur.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(fuzzy_min),))

@@ -30,7 +30,7 @@ class GraphRepo(PostgresBase):
         bounded by entities x depth."""
         if not seeds or depth < 1:
             return []
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             cur.execute(
                 "WITH RECURSIVE walk(entity_id, hops) AS ("
                 " SELECT s, 0 FROM unnest(%(s)s::text[]) AS s "

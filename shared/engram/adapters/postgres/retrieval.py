@@ -52,7 +52,7 @@ class RetrievalRepo(PostgresBase):
                     limit: int) -> list[tuple[IndexDocument, float]]:
         """The facts true at `as_of` (superseded ones included) nearest the vector, with their documents and
         cosine similarity, best first: the semantic brain's facts for a search as of then."""
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             # A scan of the world's facts true then (the HNSW index serves the current ones): a read of the past.
             cur.execute(f"SELECT d.*, 1 - (t.embedding <=> %(q)s) AS similarity FROM ({FACT_DOCUMENT}"
                         f"WHERE m.world_id = %(w)s AND {VALID_AT.format(m='m.')} "
@@ -78,7 +78,7 @@ class RetrievalRepo(PostgresBase):
             return []
         params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "cw": context_weight}
         hits: dict[tuple[str, str], float] = {}
-        with self.read_tx(world_id) as cur:  # the settings and the search in one round trip
+        with self.tx(world_id) as cur, cur.connection.pipeline():  # the setting and the search in one round trip
             # The graph search keeps `ef_search` candidates: as many as asked for finds them in one pass
             # (iterative scan still continues past rows a filter drops).
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
@@ -105,7 +105,7 @@ class RetrievalRepo(PostgresBase):
         for kind, doc_id in refs:
             wanted[kind].append(doc_id)
         found: dict[tuple[str, str], tuple[IndexDocument, float | None]] = {}
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             for wanted_kind, ids in wanted.items():
                 found.update(_scored_documents(cur, world_id, wanted_kind, ids, embedding, context_weight))
         return [found[(k, i)] for k, i in refs if (k, i) in found]
@@ -118,7 +118,7 @@ class RetrievalRepo(PostgresBase):
         turns around the search's best events in one step."""
         if not event_ids:
             return {}, []
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             adjacent = _adjacent(cur, world_id, event_ids, span)
             wanted = [n for n in dict.fromkeys(n for near in adjacent.values() for n in near) if n not in known]
             found = _scored_documents(cur, world_id, "event", wanted, embedding, context_weight) if wanted else {}
@@ -180,7 +180,7 @@ class RetrievalRepo(PostgresBase):
         reached = [kind for kind in kinds if kind in queries]
         if not reached:
             return []
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             # One statement, one round trip: the best `k` of each kind, a branch each, in the order of `kinds`.
             cur.execute(" UNION ALL ".join(
                 f"(SELECT %(kind_{kind})s AS kind, x.id, x.score FROM ({queries[kind]} ORDER BY score DESC "
@@ -202,7 +202,7 @@ class RetrievalRepo(PostgresBase):
         params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "e": ids, "ew": weights,
                   "cw": context_weight}
         facts = _user_filter("semantic", user_id, "m.")
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             cur.execute(
                 "WITH s AS MATERIALIZED (SELECT * FROM unnest(%(e)s::text[], %(ew)s::float8[]) AS s(entity_id, weight)), "
                 "f AS MATERIALIZED (SELECT memory_id, max(weight) AS weight FROM ("
@@ -240,7 +240,7 @@ class RetrievalRepo(PostgresBase):
         """Rows nearest to one row's vector (itself excluded), best first: find-similar for a memory or entity.
         For a user, only from a row the user may read, and only among those."""
         table, id_col, _extra = _VECTOR_TABLES[kind]
-        with self.read_tx(world_id) as cur:
+        with self.tx(world_id) as cur:
             cur.execute(f"SELECT embedding FROM {table} WHERE world_id = %(w)s AND {id_col} = %(d)s "
                         f"AND {_user_filter(kind, user_id)}", {"w": world_id, "d": doc_id, "u": user_id})
             row = cur.fetchone()

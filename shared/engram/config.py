@@ -128,8 +128,8 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     openai_max_tokens: int = Field(default=2048, ge=1)
     # A model per stage, `provider:model` (`openai:qwen2.5:7b`, `anthropic:claude-haiku-4-5`) or `offline`; unset:
-    # the ENGRAM_LLM model. extract: extraction; answer: answers; summarize: summaries, conflicts, inflections;
-    # research: a research question's plan, evaluation and synthesis.
+    # the ENGRAM_LLM model. extract: extraction; answer: answers; summarize: summaries, conflicts, inflections, the
+    # research context's compaction digest; research: a research question's plan, evaluation and synthesis.
     model_extract: str | None = None
     model_answer: str | None = None
     model_summarize: str | None = None

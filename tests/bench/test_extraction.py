@@ -136,7 +136,7 @@ def test_extraction_quality_lifecycle_and_model_use_on_a_generated_set(clients: 
     # Same predicate: exactly the expected values stay active; cross-predicate (asked): both sides do.
     wrong = [p for p in data.conflicts if not (
         {o for u, pr, o in active if u == p.user and pr == p.predicate} == {v.lower() for v in p.active}
-        if p.kind == "same_predicate" else
+        if p.kind == "memory_vs_memory" else
         all((p.user, pr, v.lower()) in active for pr in (p.predicate, "dislikes") for v in p.active))]
     outcomes_right = len(data.conflicts) - len(wrong)
 

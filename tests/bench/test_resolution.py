@@ -51,7 +51,7 @@ USERS = [f"u{i}" for i in range(1, 6)]
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 FAST_PATH = ("exact", "alias", "fuzzy")
 EXPECTED = {"exact": "exact", "alias": "alias", "misspelled": "fuzzy", "ambiguous": "disambiguation_required",
-            "pronoun": "coreference", "description": "coreference", "domain": "domain", "unknown": "created"}
+            "pronoun": "llm_coreference", "description": "llm_coreference", "domain": "domain_db", "unknown": "created"}
 
 FIRST = """Aaron Abigail Adrian Aisha Alan Alice Amara Amir Ana Andre Anika Anton Arjun Astrid Beatriz Benedict Bianca
 Boris Caleb Camila Carlos Carmen Cecilia Chidi Chloe Clara Conrad Dalia Daniel Darius Delphine Diego Dmitri Elena
@@ -372,7 +372,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def time_fast_path(clients: Clients, samples: dict[str, list[str]]) -> dict[str, list[float]]:
-    """Milliseconds per mention through the cascade's fast path (create nothing: a miss is unresolved)."""
+    """Milliseconds per mention through the cascade's fast path (create nothing: a miss is not_found)."""
     scope = ResolutionScope.read(clients, clients.world(BIG_WORLD))
     timings: dict[str, list[float]] = defaultdict(list)
     for kind, texts in samples.items():

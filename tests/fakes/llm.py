@@ -19,6 +19,7 @@ from engram.model.research import EvidenceConflict, ResearchEvaluation, Research
 from engram.model.signals import Signal
 from engram.ports import (
     ConflictCheck,
+    ContextDigest,
     ExtractionResult,
     KnownFact,
     LLMReply,
@@ -53,11 +54,12 @@ class ScriptedLLM:
                  forced: Answer | None = None, unavailable: Sequence[str] = (),
                  inflection: InflectionAssessment | None = None, failing_summaries: Sequence[str] = (),
                  plan: ResearchPlan | None = None, evaluations: Sequence[ResearchEvaluation] = (),
-                 synthesis: Answer | None = None) -> None:
+                 synthesis: Answer | None = None, digested: ContextDigest | None = None) -> None:
         self.script = list(script)
         self.plan = plan  # research: the plan, the evaluations in order (the last repeating), the synthesis
         self.evaluations = list(evaluations)
         self.synthesis = synthesis
+        self.digested = digested  # the compaction digest's reply; None: the offline model's rules
         self.failing_summaries = set(failing_summaries)
         self.forced = forced or Answer(content="Forced: this is all memory holds.", confidence=0.3)
         self.unavailable = set(unavailable)
@@ -136,3 +138,9 @@ class ScriptedLLM:
         if self.synthesis is not None:
             return LLMReply(self.synthesis, _USAGE, NAME)
         return self._offline.synthesize(context, sub_questions, conflicts, temperature=temperature)
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        self._record("digest", items=len(context.items), lines=len(context.conversation), keep_lines=keep_lines)
+        if self.digested is not None:
+            return LLMReply(self.digested, _USAGE, NAME)
+        return self._offline.digest(context, keep_lines=keep_lines)

@@ -12,7 +12,7 @@ from engram.errors import ExtractionRejected
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, NeedsMoreInfo
 from engram.model.usage import StageUsage
-from engram.ports import LLMReply, Usage, WrittenSummary
+from engram.ports import ContextDigest, LLMReply, Usage, WrittenSummary
 from engram.ports.llm import KnownFact
 
 PER_CALL = Usage(100, 20, 1)
@@ -58,3 +58,7 @@ class SpendingLLM(OfflineLLM):
                                                                 "output_tokens": spent.output_tokens,
                                                                 "calls": spent.calls})
         return LLMReply(super().summarize(scope, items, facts).value, self.per_call, self.name)
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        self.asked.append("digest")
+        return LLMReply(super().digest(context, keep_lines=keep_lines).value, self.per_call, self.name)

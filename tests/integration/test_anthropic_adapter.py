@@ -34,12 +34,14 @@ from engram.model.queries import Answer, ContextItem, NeedsMoreInfo
 from engram.model.requests import InfoRequest
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
-from engram.ports import ExtractionResult, KnownFact, Reference, Usage, WindowEvent, WrittenSummary
+from engram.ports import ContextDigest, ExtractionResult, KnownFact, Reference, Usage, WindowEvent, WrittenSummary
 from engram.prompts import answer as answer_prompt
+from engram.prompts import digest as digest_prompt
 from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
 from engram.prompts import research as research_prompt
 from engram.prompts import summary as summary_prompt
+from engram.query.budget import apply_digest
 
 pytestmark = pytest.mark.integration
 
@@ -690,3 +692,31 @@ def test_a_research_step_on_an_overloaded_provider_is_unavailable(api: respx.Rou
 
     with pytest.raises(LLMUnavailable, match="529"):
         llm.plan_research(_context(), max_sub_questions=4)
+
+
+# ---------------------------------------------------------------- research: the 80k-token compaction digest
+def test_the_compaction_digest_is_asked_of_the_fast_model_and_only_condenses_items_the_context_holds(
+        api: respx.Router, llm: AnthropicLLM) -> None:
+    route = api.post("/v1/messages").mock(return_value=recorded("digest_context"))
+    context = _context().model_copy(update={"conversation": [
+        "- Dana (2 March 2026): hi!", "- Dana (2 March 2026): I moved to Lisbon last spring.",
+        "- Dana (2 March 2026): who do I work with again?", "- assistant (2 March 2026): let me look."]})
+
+    reply = llm.digest(context, keep_lines=3)
+
+    body = sent(route)
+    assert (body["model"], body["tool_choice"]) == (FAST_MODEL, {"type": "tool", "name": "digest_context"})
+    assert [t["name"] for t in body["tools"]] == ["digest_context"]
+    assert body["tools"][0]["input_schema"] == lean(ContextDigest.model_json_schema())
+    assert body["system"] == _system(digest_prompt.SYSTEM)  # the same every query: cached
+    content = body["messages"][0]["content"]
+    assert "- event evt_01: user: I moved to Lisbon last spring." in content  # every item, by kind and id
+    assert "- Dana (2 March 2026): hi!" in content  # the whole conversation, also lines an item shows
+    assert "Digest the conversation into at most 3 lines." in content
+    assert (reply.usage, reply.model) == (Usage(81240, 74, 1), FAST_MODEL)
+
+    assert apply_digest(context, reply.value) == 1  # sem_99 is no item of the context: ignored, never added
+    assert context.conversation == ["- Dana: moved to Lisbon last spring; asks who she works with."]
+    assert [(i.id, i.text) for i in context.items] == [
+        ("evt_01", "Dana moved to Lisbon (last spring)."), ("sem_01", "Dana lives_in Lisbon"),
+        ("rel_01", "Dana works_with Priya")]

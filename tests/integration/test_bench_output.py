@@ -111,3 +111,30 @@ def test_the_latency_command_piped_to_a_file_shows_progress_and_writes_json_and_
     assert "fused search   p50" in out and "\x1b" not in out
     assert json.loads((tmp_path / "latency.json").read_text())["memories"] == 2_000
     assert _png_size(tmp_path / "latency.png")[0] == 11 * DPI
+
+
+def test_the_latency_command_keeps_its_world_and_checks_the_top_10_against_an_earlier_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import engram.bench.latency as bench
+
+    real = bench.run_in
+    monkeypatch.setattr(bench, "run_in", lambda *a, **kw: real(*a, **{**kw, "measure_minilm": False}))
+    world = tmp_path / "world"
+    command = ["bench", "latency", "--memories", "2000", "--queries", "4", "--data-dir", str(world)]
+    assert main([*command, "--out", str(tmp_path / "first")]) == 0
+    assert "loading 2,000 events" in capsys.readouterr().out
+    first = tmp_path / "first" / "latency.json"
+    top = json.loads(first.read_text())["top_10"]
+    assert top and all(len(hits) == 10 for hits in top.values())
+
+    assert main([*command, "--out", str(tmp_path / "second"), "--same-top-10-as", str(first)]) == 0
+    out = capsys.readouterr().out
+    assert "loading" not in out and "all the same" in out  # the world was kept, and searched alike
+
+    doctored = tmp_path / "doctored.json"
+    doctored.write_text(json.dumps({"top_10": {q: list(reversed(hits)) for q, hits in top.items()}}))
+    assert main([*command, "--out", str(tmp_path / "third"), "--same-top-10-as", str(doctored)]) == 1
+    assert "1 differ" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="holds a world of 2000 events"):
+        main(["bench", "latency", "--memories", "3000", "--queries", "4", "--data-dir", str(world),
+              "--out", str(tmp_path / "fourth")])

@@ -134,7 +134,7 @@ def test_an_age_gap_above_60_days_keeps_the_more_recent_value(clients: Clients) 
     by_value = {f.object_value: f for f in facts(clients, "lc-age", "lives_in")}
     assert (by_value["Porto"].status, by_value["Lisbon"].status) == ("active", "superseded")
     [conflict] = clients.store.list_conflicts("lc-age", None)
-    assert conflict.strategy == "recency_gap" and conflict.winner_memory_id == by_value["Porto"].memory_id
+    assert conflict.strategy == "trust_recent" and conflict.winner_memory_id == by_value["Porto"].memory_id
 
 
 def test_with_no_rule_to_decide_both_values_stay_and_the_user_is_asked(clients: Clients) -> None:
@@ -157,7 +157,7 @@ def test_a_value_from_the_domain_database_wins_over_what_the_user_says(clients: 
     by_value = {f.object_value: f for f in facts(clients, world, "works_at")}
     assert (by_value["Acme"].status, by_value["Globex"].status) == ("active", "superseded")
     [conflict] = clients.store.list_conflicts(world, None)
-    assert conflict.strategy == "trust_domain_database" and conflict.winner_memory_id == "sem_domain_1"
+    assert conflict.strategy == "trust_db" and conflict.winner_memory_id == "sem_domain_1"
 
 
 def test_different_predicates_are_checked_by_the_model_only_when_the_subject_has_other_facts(clients: Clients) -> None:
@@ -172,7 +172,7 @@ def test_different_predicates_are_checked_by_the_model_only_when_the_subject_has
     assert check.args == {"new": [hated.memory_id], "known": [liked.memory_id]}
     [conflict] = clients.store.list_conflicts("lc-cross", None)
     assert (conflict.kind, conflict.memory_id, conflict.conflicting_memory_id) == \
-        ("cross_predicate", liked.memory_id, hated.memory_id)
+        ("semantic_conflict", liked.memory_id, hated.memory_id)
     assert conflict.strategy == "ask_user" and {liked.status, hated.status} == {"active"}
     assert counts["model_calls"] == 2  # the extraction and the one check
 

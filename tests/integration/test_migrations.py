@@ -176,3 +176,55 @@ def test_mentions_stored_before_migration_0018_get_opaque_ids_and_new_ones_do_to
         rows = conn.execute("SELECT world_id, span_start, mention_id FROM entity_mentions").fetchall()
     assert sorted((w, s) for w, s, _ in rows) == [("w-a", 0), ("w-a", 5), ("w-b", 0), ("w-b", 9)]
     assert all(re.fullmatch(r"men_[0-9a-f]{32}", i) for _, _, i in rows) and len({i for _, _, i in rows}) == 4
+
+
+def test_names_stored_before_migration_0025_become_the_documents_names(
+        pg_server: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.adapters.postgres.embedded import ensure_database
+
+    url = ensure_database(pg_server, f"names_{os.getpid()}")
+    with monkeypatch.context() as before:
+        before.setattr(migrations, "migration_files", lambda: [m for m in migration_files() if m[0] < 25])
+        apply_migrations(url, 384)
+    mentions = [("Ana", "name", "created"), ("she", "pronoun", "coreference"), ("Acme", "name", "domain"),
+                ("Zed", "name", "unresolved"), ("they", "pronoun", "unresolved"), ("my boss", "description", "unresolved"),
+                ("Bo", "name", "disambiguation_required"), ("Cy", "name", "exact")]
+    conflicts = [("c1", "same_predicate", "recency_gap"), ("c2", "same_predicate", "trust_domain_database"),
+                 ("c3", "cross_predicate", "ask_user"), ("c4", "same_predicate", "confidence_gap"),
+                 ("c5", "same_predicate", None)]
+    with psycopg.connect(url, autocommit=True) as conn:
+        for n, (text, kind, method) in enumerate(mentions):
+            conn.execute("INSERT INTO entity_mentions (world_id, event_id, mention, kind, span_start, span_end, "
+                         "method, confidence) VALUES ('w', 'e1', %s, %s, %s, %s, %s, 0)",
+                         (text, kind, n * 10, n * 10 + 3, method))
+        conn.execute("INSERT INTO canonical_entities (world_id, entity_id, name, normalized_name) "
+                     "VALUES ('w', 'ent_1', 'Acme', 'acme')")
+        for alias, source in [("acme", "domain"), ("acme co", "fuzzy"), ("the customer", "coreference")]:
+            conn.execute("INSERT INTO entity_aliases (world_id, entity_id, alias, normalized_alias, confidence, "
+                         "source) VALUES ('w', 'ent_1', %s, %s, 0.9, %s)", (alias, alias, source))
+        for conflict_id, kind, strategy in conflicts:
+            conn.execute("INSERT INTO memory_conflicts (world_id, conflict_id, memory_id, conflicting_memory_id, "
+                         "kind, strategy) VALUES ('w', %s, 'm1', 'm2', %s, %s)", (conflict_id, kind, strategy))
+        conn.execute("""INSERT INTO system_config (world_id, key, value) VALUES ('w', 'rank_source_weights',
+                        '{"domain": 0.5, "user": 1.0}')""")
+
+    apply_migrations(url, 384)
+    with psycopg.connect(url, autocommit=True) as conn:
+        methods = dict(conn.execute("SELECT mention, method FROM entity_mentions").fetchall())
+        sources = dict(conn.execute("SELECT alias, source FROM entity_aliases").fetchall())
+        settled = conn.execute("SELECT conflict_id, kind, strategy FROM memory_conflicts ORDER BY 1").fetchall()
+        weights = conn.execute("SELECT value FROM system_config WHERE key = 'rank_source_weights'").fetchone()
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute("INSERT INTO memory_conflicts (world_id, conflict_id, memory_id, conflicting_memory_id, "
+                         "kind) VALUES ('w', 'c9', 'm1', 'm2', 'same_predicate')")
+        conn.execute("INSERT INTO memory_conflicts (world_id, conflict_id, memory_id, conflicting_memory_id) "
+                     "VALUES ('w', 'c8', 'm1', 'm2')")
+        default = conn.execute("SELECT kind FROM memory_conflicts WHERE conflict_id = 'c8'").fetchone()
+    assert methods == {"Ana": "created", "she": "llm_coreference", "Acme": "domain_db", "Zed": "not_found",
+                       "they": "no_candidates", "my boss": "no_candidates", "Bo": "disambiguation_required",
+                       "Cy": "exact"}
+    assert sources == {"acme": "domain_db", "acme co": "fuzzy", "the customer": "coreference"}
+    assert settled == [("c1", "memory_vs_memory", "trust_recent"), ("c2", "memory_vs_db", "trust_db"),
+                       ("c3", "semantic_conflict", "ask_user"), ("c4", "memory_vs_memory", "confidence_gap"),
+                       ("c5", "memory_vs_memory", None)]
+    assert weights == ({"domain_db": 0.5, "user": 1.0},) and default == ("memory_vs_memory",)

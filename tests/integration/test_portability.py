@@ -465,3 +465,39 @@ def test_a_dismissed_signal_leaves_and_arrives_dismissed_with_its_vector(source:
     with fresh.store.tx("port-dismissed") as cur:  # type: ignore[attr-defined]
         cur.execute("SELECT count(*) AS n FROM signals WHERE world_id = %s AND embedding IS NULL", ("port-dismissed",))
         assert cur.fetchone()["n"] == 0
+
+
+# What engram wrote before migration 0025 (seed 004's names since): a document of that time, name for name.
+_OLD_METHODS = {"llm_coreference": "coreference", "domain_db": "domain", "not_found": "unresolved",
+                "no_candidates": "unresolved"}
+_OLD_KINDS = {"memory_vs_memory": "same_predicate", "memory_vs_db": "same_predicate",
+              "semantic_conflict": "cross_predicate"}
+_OLD_STRATEGIES = {"trust_db": "trust_domain_database", "trust_recent": "recency_gap"}
+
+
+def _written_before_0025(lines: list[str]) -> tuple[list[str], int]:
+    """The document as engram wrote it before migration 0025, and how many values that renamed."""
+    renamed, out = 0, [lines[0]]
+    for line in lines[1:]:
+        record = json.loads(line)
+        data = record["data"]
+        for kind, field, old in [("mention", "method", _OLD_METHODS), ("alias", "source", {"domain_db": "domain"}),
+                                 ("conflict", "kind", _OLD_KINDS), ("conflict", "strategy", _OLD_STRATEGIES)]:
+            if record["type"] == kind and data.get(field) in old:
+                data[field] = old[data[field]]
+                renamed += 1
+        out.append(json.dumps(record))
+    return out, renamed
+
+
+def test_a_document_written_before_migration_0025_imports_as_the_same_world_in_the_documents_names(
+        source: Clients, fresh: Clients) -> None:
+    lines = export_page(source, WORLD).lines
+    old, renamed = _written_before_0025(lines)
+    assert renamed >= 2 and '"same_predicate"' in "\n".join(old) and '"unresolved"' in "\n".join(old)
+
+    import_document(fresh, "port-old-names", old)
+    import_document(fresh, "port-new-names", lines)
+
+    again = _records(export_page(fresh, "port-old-names").lines)
+    assert again == _records(export_page(fresh, "port-new-names").lines) == _records(lines)

@@ -123,7 +123,7 @@ def test_a_weaker_single_misspelling_resolves_nothing_and_makes_no_entity(client
     priya = entity(clients, "w-weak0", "Priya Sharma")
     [e1] = say(clients, "w-weak0", "Priya Sharme is late.", enrich=False)
     found = mention(clients, "w-weak0", e1, "Priya Sharme")
-    assert (found.method, found.entity_id, found.confidence) == ("unresolved", None, 0.0)  # seed 004: not_found
+    assert (found.method, found.entity_id, found.confidence) == ("not_found", None, 0.0)  # seed 004: not_found
     assert [e.entity_id for e in clients.store.list_entities("w-weak0", "Priya", 10)] == [priya]
 
 
@@ -204,7 +204,7 @@ def test_an_unknown_proper_noun_creates_an_entity_and_anything_else_stays_unreso
     assert created.method == "created" and created.entity_id is not None
     assert clients.store.get_entity("w-unknown", created.entity_id).name == "Zorblax Industries"  # type: ignore[union-attr]
     they = mention(clients, "w-unknown", e1, "They")
-    assert (they.kind, they.method, they.entity_id) == ("pronoun", "unresolved", None)
+    assert (they.kind, they.method, they.entity_id) == ("pronoun", "no_candidates", None)
 
 
 def test_resolving_a_batch_again_changes_nothing(clients: Clients) -> None:
@@ -222,7 +222,7 @@ def test_a_pronoun_is_linked_to_the_last_person_inside_the_extraction_call_and_n
     first, second = say(clients, "w-coref", "I had lunch with Priya Sharma today.", "She thinks the launch will slip.")
     priya = mention(clients, "w-coref", first, "Priya Sharma").entity_id
     she = mention(clients, "w-coref", second, "She")
-    assert (she.method, she.entity_id, she.confidence) == ("coreference", priya, pytest.approx(0.8))
+    assert (she.method, she.entity_id, she.confidence) == ("llm_coreference", priya, pytest.approx(0.8))
     [call] = llm.calls_to("extract")  # one call for the window: facts and coreference together
     assert call.args["references"] == [f"{second}@0"]
     assert priya is not None and "she" not in user_aliases(clients, "w-coref", priya, "dana")
@@ -241,7 +241,7 @@ def test_my_boss_resolves_through_the_speakers_relationship_and_is_learned_as_th
     assert sam is not None
     [e1] = say(clients, "w-boss", "My boss approved the budget.")
     boss = mention(clients, "w-boss", e1, "My boss")
-    assert (boss.kind, boss.method, boss.entity_id, boss.confidence) == ("description", "coreference", sam,
+    assert (boss.kind, boss.method, boss.entity_id, boss.confidence) == ("description", "llm_coreference", sam,
                                                                          pytest.approx(0.9))
     assert user_aliases(clients, "w-boss", sam, "dana")["my boss"] == (pytest.approx(0.9), "coreference")
     [e2] = say(clients, "w-boss", "I told my boss about the launch.", enrich=False)
@@ -273,7 +273,7 @@ def test_a_coreference_to_an_entity_the_conversation_did_not_offer_is_ignored(cl
     finally:
         clients.llm = original
     she = mention(clients, "w-offered", second, "She")
-    assert (she.method, she.entity_id) == ("unresolved", None)
+    assert (she.method, she.entity_id) == ("no_candidates", None)
 
 
 # ---------------------------------------------------------------- the domain database
@@ -325,7 +325,7 @@ def test_the_domain_database_creates_the_entity_lazily_with_its_external_referen
     clients.store.upsert_domain_source("w-domain", CUSTOMERS, "a company that buys from us")
     [e1] = say(clients, "w-domain", "We renewed the contract with Northwind Traders.", enrich=False)
     found = mention(clients, "w-domain", e1, "Northwind Traders")
-    assert (found.method, found.confidence) == ("domain", pytest.approx(0.85))
+    assert (found.method, found.confidence) == ("domain_db", pytest.approx(0.85))
     created = clients.store.get_entity("w-domain", found.entity_id)  # type: ignore[arg-type]
     assert created is not None and (created.entity_type, created.external_ref) == ("customer", "customers:1")
     [e2] = say(clients, "w-domain", "northwind traders paid.", enrich=False)  # known now, even in lowercase
@@ -338,7 +338,7 @@ def test_of_two_domain_rows_of_one_name_the_first_becomes_the_entity(clients: Cl
     clients.store.upsert_domain_source("w-domain2b", CUSTOMERS)
     [e1] = say(clients, "w-domain2b", "Fabrikam called.", enrich=False)
     found = mention(clients, "w-domain2b", e1, "Fabrikam")
-    assert (found.method, found.confidence) == ("domain", pytest.approx(0.85))
+    assert (found.method, found.confidence) == ("domain_db", pytest.approx(0.85))
     assert clients.store.get_entity("w-domain2b", found.entity_id).external_ref == "customers:8"  # type: ignore[arg-type,union-attr]
 
 
@@ -397,10 +397,10 @@ def test_an_ontology_row_naming_a_table_or_column_outside_the_allow_list_is_neve
 
 
 @pytest.mark.parametrize(("setting", "with_domain", "method"), [
-    (None, True, "unresolved"),  # seed 004: nothing found where the domain database is → not_found
+    (None, True, "not_found"),  # seed 004: nothing found where the domain database is
     (None, False, "created"),  # no domain database: the mention itself makes the entity
     ("always", True, "created"),
-    ("never", False, "unresolved"),
+    ("never", False, "not_found"),
 ])
 def test_a_proper_noun_nothing_knows_becomes_an_entity_only_where_the_world_says(
         clients: Clients, domain: PostgresDomainDatabase, setting: str | None, with_domain: bool, method: str) -> None:
@@ -420,11 +420,11 @@ def test_a_world_never_finds_another_worlds_rows_of_an_allowed_table(
     clients.store.upsert_domain_source("w-domain5", CUSTOMERS)
     [mine] = say(clients, "w-domain5", "We met Globex Industries and Northwind Traders.", enrich=False)
     assert {m.text: m.method for m in clients.store.recorded_mentions("w-domain5", [mine])} == {
-        "Globex Industries": "unresolved", "Northwind Traders": "unresolved"}  # seed 004's not_found
+        "Globex Industries": "not_found", "Northwind Traders": "not_found"}
     clients.store.upsert_domain_source("w-rival", CUSTOMERS)
     [theirs] = say(clients, "w-rival", "We met Globex Industries.", enrich=False)
     rival = mention(clients, "w-rival", theirs, "Globex Industries")
-    assert rival.method == "domain"
+    assert rival.method == "domain_db"
     assert clients.store.get_entity("w-rival", rival.entity_id).external_ref == "customers:6"  # type: ignore[arg-type, union-attr]
 
 
@@ -442,7 +442,7 @@ def test_a_mention_never_resolves_to_another_worlds_entity(clients: Clients, dom
                enrich=False)
     mine = clients.store.recorded_mentions("w-mine", [e1])
     assert {m.text: m.method for m in mine} == {"Priya Sharma": "created", "PS": "created", "Pri": "created",
-                                                 "Priya Sharme": "unresolved", "Katherine Johns": "created",
+                                                 "Priya Sharme": "not_found", "Katherine Johns": "created",
                                                  "Contoso Ltd": "created"}
     ids = {m.entity_id for m in mine if m.entity_id is not None}
     assert theirs not in ids

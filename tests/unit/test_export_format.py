@@ -79,3 +79,64 @@ def test_a_cursor_not_made_by_an_export_is_refused() -> None:
 
     with pytest.raises(InvalidInput):
         _decode_cursor("bm9wZQ")
+
+
+# A document written before migration 0025 names methods, alias sources and conflicts as engram did then.
+def _mention(kind: str, method: str) -> dict:
+    return {"type": "mention", "data": {"event_id": "e1", "mention": "x", "kind": kind, "span_start": 0,
+                                        "span_end": 1, "method": method, "confidence": 0.0, "created_at": T}}
+
+
+@pytest.mark.parametrize(("kind", "written", "read"), [
+    ("pronoun", "coreference", "llm_coreference"),
+    ("name", "domain", "domain_db"),
+    ("name", "unresolved", "not_found"),
+    ("pronoun", "unresolved", "no_candidates"),
+    ("description", "unresolved", "no_candidates"),
+    ("name", "exact", "exact"),
+    ("name", "created", "created"),
+    ("name", "not_found", "not_found"),  # a document written since: as is
+])
+def test_an_older_documents_resolution_methods_are_read_in_the_documents_names(kind: str, written: str,
+                                                                              read: str) -> None:
+    [row] = parse_document(_document([_mention(kind, written)]), schema_version=5).rows["mention"]
+    assert row["method"] == read
+
+
+@pytest.mark.parametrize(("written", "read"), [("domain", "domain_db"), ("coreference", "coreference"),
+                                               ("fuzzy", "fuzzy"), ("created", "created")])
+def test_an_older_documents_alias_sources_are_read_in_the_documents_names(written: str, read: str) -> None:
+    alias = {"type": "alias", "data": {"entity_id": "ent_1", "alias": "Acme", "normalized_alias": "acme",
+                                       "confidence": 0.85, "source": written, "created_at": T}}
+    [row] = parse_document(_document([alias]), schema_version=5).rows["alias"]
+    assert row["source"] == read
+
+
+@pytest.mark.parametrize(("written", "read"), [
+    ({"kind": "same_predicate", "strategy": "recency_gap"}, ("memory_vs_memory", "trust_recent")),
+    ({"kind": "same_predicate", "strategy": "trust_domain_database"}, ("memory_vs_db", "trust_db")),
+    ({"strategy": "trust_domain_database"}, ("memory_vs_db", "trust_db")),  # before kinds were exported
+    ({"kind": "same_predicate", "strategy": "confidence_gap"}, ("memory_vs_memory", "confidence_gap")),
+    ({"kind": "cross_predicate", "strategy": "ask_user"}, ("semantic_conflict", "ask_user")),
+    ({"kind": "same_predicate", "strategy": None}, ("memory_vs_memory", None)),
+    ({"kind": "memory_vs_db", "strategy": "trust_db"}, ("memory_vs_db", "trust_db")),
+])
+def test_an_older_documents_conflict_kinds_and_strategies_are_read_in_the_documents_names(
+        written: dict, read: tuple[str, str | None]) -> None:
+    conflict = {"type": "conflict", "data": {"conflict_id": "cfl_1", "memory_id": "sem_1",
+                                             "conflicting_memory_id": "sem_2", "created_at": T, **written}}
+    [row] = parse_document(_document([conflict]), schema_version=5).rows["conflict"]
+    assert (row["kind"], row["strategy"]) == read
+
+
+@pytest.mark.parametrize("record", [
+    _mention("name", "guessed"),
+    {"type": "alias", "data": {"entity_id": "ent_1", "alias": "Acme", "normalized_alias": "acme",
+                               "confidence": 0.85, "source": "guessed", "created_at": T}},
+    {"type": "conflict", "data": {"conflict_id": "cfl_1", "memory_id": "sem_1", "conflicting_memory_id": "sem_2",
+                                  "created_at": T, "strategy": "coin_toss"}},
+])
+def test_a_name_engram_would_not_read_back_is_refused_with_its_line(record: dict) -> None:
+    with pytest.raises(InvalidExport) as raised:
+        parse_document(_document([record]), schema_version=5)
+    assert [e["line"] for e in raised.value.details] == [2]

@@ -89,7 +89,7 @@ def test_a_pronoun_is_linked_within_the_extraction_call_to_the_person_the_conver
     priya = fakes.store.find_entity_by_name("w1", "Priya Sharma")
     assert priya is not None and counts["coreferences"] == 1 and counts["model_calls"] == 1
     [she] = [m for m in fakes.store.recorded_mentions("w1", ["e2"]) if m.text == "She"]
-    assert (she.method, she.entity_id) == ("coreference", priya.entity_id)
+    assert (she.method, she.entity_id) == ("llm_coreference", priya.entity_id)
     assert fakes.store.find_alias("w1", "she", "dana") == []  # a pronoun is never learned as an alias
 
 

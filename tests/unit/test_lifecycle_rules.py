@@ -73,8 +73,8 @@ def settle(old: Side, new: Side) -> tuple[str, str | None]:
 
 
 def test_the_domain_database_wins_whatever_the_other_side_says() -> None:
-    assert settle(side(0.5, "domain"), side(0.95, days=400, correction=True)) == ("trust_domain_database", "old")
-    assert settle(side(0.95, days=400), side(0.5, "domain")) == ("trust_domain_database", "new")
+    assert settle(side(0.5, "domain"), side(0.95, days=400, correction=True)) == ("trust_db", "old")
+    assert settle(side(0.95, days=400), side(0.5, "domain")) == ("trust_db", "new")
 
 
 def test_a_correction_is_the_users_answer_given_before_being_asked() -> None:
@@ -88,8 +88,8 @@ def test_a_confidence_gap_above_0_30_trusts_the_surer_side() -> None:
 
 
 def test_an_age_gap_above_60_days_trusts_the_more_recent_side() -> None:
-    assert settle(side(0.9), side(0.85, days=61)) == ("recency_gap", "new")
-    assert settle(side(0.9, days=90), side(0.85, days=0)) == ("recency_gap", "old")
+    assert settle(side(0.9), side(0.85, days=61)) == ("trust_recent", "new")
+    assert settle(side(0.9, days=90), side(0.85, days=0)) == ("trust_recent", "old")
     assert settle(side(0.9), side(0.9, days=60))[0] == "ask_user"
 
 

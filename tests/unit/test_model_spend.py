@@ -85,6 +85,18 @@ def test_each_port_method_goes_to_its_stage_model_and_the_rest_to_the_default() 
     assert set(STAGE_OF.values()) == {"extract", "answer", "summarize", "research"}
 
 
+def test_the_research_compaction_digest_runs_on_the_summarize_stages_model_and_is_counted_there() -> None:
+    default, cheap = SpendingLLM(), SpendingLLM()
+    staged = StagedLLM(default, {"summarize": cheap})
+    ledger = InMemoryUsageLedger()
+
+    MeteredLLM(staged, OfflineLLM(), ledger, "w1", None, today=lambda: DAY).digest(_context(), keep_lines=3)
+
+    assert (STAGE_OF["digest"], cheap.asked, default.asked) == ("summarize", ["digest"], [])
+    [row] = ledger.usage_since("w1", DAY)
+    assert (row.stage, row.input_tokens, row.output_tokens, row.calls) == ("summarize", 100, 20, 1)
+
+
 @pytest.mark.parametrize(("value", "parsed"), [("openai:qwen2.5:7b", ("openai", "qwen2.5:7b")),
                                                ("anthropic:claude-haiku-4-5", ("anthropic", "claude-haiku-4-5")),
                                                ("offline", ("offline", None))])

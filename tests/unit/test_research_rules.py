@@ -9,7 +9,8 @@ from engram.model.context import QueryContext
 from engram.model.heuristics import DEFAULT_HEURISTICS
 from engram.model.queries import ContextItem, InfoRequest
 from engram.model.research import EvidenceConflict, SubQuestion
-from engram.query.budget import thin_research
+from engram.ports import ContextDigest, DigestedItem
+from engram.query.budget import apply_digest, thin_research
 
 H = DEFAULT_HEURISTICS
 LLM = OfflineLLM()
@@ -131,3 +132,56 @@ def test_protected_items_are_dropped_last() -> None:
     context = _sized(50_000, 100)
     _, _ = thin_research(context, H, frozenset({"e0", "e1"}))
     assert {"e0", "e1"} <= {i.id for i in context.items}
+
+
+# ---------------------------------------------------------------- 80k tokens: the LLM compaction digest
+def _gathered(tokens: int) -> QueryContext:
+    """`_sized`'s context with a conversation and items whose text has runs of whitespace to collapse."""
+    context = _sized(tokens, 100)
+    context.items = [i.model_copy(update={"text": "a  b\n c " + i.text}) for i in context.items]
+    context.conversation = [f"- dana (1 May 2026): line {i}" for i in range(10)]
+    return context
+
+
+def test_the_digest_is_asked_only_past_80k_and_the_offline_models_digest_compacts_exactly_as_the_rules_do() -> None:
+    asked: list[int] = []
+
+    def offline(context: QueryContext) -> ContextDigest:
+        asked.append(context.stats().estimated_tokens)
+        return LLM.digest(context, keep_lines=H.query.context_compact_conversation).value
+
+    for tokens in (39_000, 50_000, 70_000):
+        thin_research(_gathered(tokens), H, digest=offline)
+    assert asked == []  # 40k and 60k have their own measures: no model call
+    by_model, by_rules = _gathered(90_000), _gathered(90_000)
+    assert thin_research(by_model, H, digest=offline) == thin_research(by_rules, H)
+    assert len(asked) == 1 and by_model == by_rules
+    assert by_model.conversation == [f"- dana (1 May 2026): line {i}" for i in (7, 8, 9)]
+
+
+def test_the_models_digest_replaces_the_conversation_and_condenses_only_the_items_it_names_by_kind_and_id() -> None:
+    context = _context("Where does Dana live?",
+                       ContextItem(kind="event", id="e1", text="user: so, um, I moved to Lisbon last spring, yes."),
+                       ContextItem(kind="semantic", id="e1", text="Dana lives_in Lisbon"),  # one id, another kind
+                       ContextItem(kind="semantic", id="s2", text="Dana works at Acme"))
+    context.conversation = ["- dana (1 May 2026): hi", "- dana (1 May 2026): I moved to Lisbon last spring."]
+    made = ContextDigest(conversation=["- dana: moved to Lisbon last spring."], items=[
+        DigestedItem(kind="event", id="e1", text="Dana moved to Lisbon last spring."),
+        DigestedItem(kind="semantic", id="s2", text="Dana works at Acme Corporation, the robotics firm"),  # longer
+        DigestedItem(kind="semantic", id="s9", text="Dana lives in Porto"),  # no such item: never added
+    ])
+    assert apply_digest(context, made) == 1
+    assert context.conversation == ["- dana: moved to Lisbon last spring."]
+    assert [(i.kind, i.id, i.text) for i in context.items] == [
+        ("event", "e1", "Dana moved to Lisbon last spring."), ("semantic", "e1", "Dana lives_in Lisbon"),
+        ("semantic", "s2", "Dana works at Acme")]
+
+
+def test_a_digest_that_failed_leaves_the_compaction_to_the_rules_and_the_ceiling_still_holds() -> None:
+    by_rules, failed = _gathered(90_000), _gathered(90_000)
+    _, expected = thin_research(by_rules, H)
+    _, taken = thin_research(failed, H, digest=lambda context: None)
+    assert failed == by_rules
+    assert taken[1].startswith("compacted (gathered ") and taken[1].endswith("by rules: the digest call failed)")
+    assert [t for n, t in enumerate(taken) if n != 1] == [t for n, t in enumerate(expected) if n != 1]
+    assert failed.stats().estimated_tokens <= 80_000

@@ -9,6 +9,7 @@ from datetime import timedelta
 from engram.model.queries import InfoRequest, QueryConfig, QueryRequest, WorldQuery
 from engram.model.research import PlannedSubQuestion, ResearchEvaluation, ResearchPlan
 from engram.model.world import World
+from engram.ports import ContextDigest
 from engram.query import loop, research
 from engram.query.research import ResearchPorts, ResearchState
 from engram.query.submit import submit_query
@@ -119,3 +120,36 @@ def test_a_follow_up_round_that_gathers_nothing_new_stops_the_research_with_roun
     assert rounds < 4 and state.remaining_iterations > 0
     assert query.trace[-1].detail["stopped"] == "the last round gathered nothing new"
     assert len(llm.calls_to("evaluate_research")) == rounds
+
+
+def _over_budget() -> World:
+    """WORLD with its research budgets so low that anything gathered is past the compaction threshold."""
+    return World("wr", WORLD.heuristics.with_overrides({"research_drop_tokens": 20, "research_mask_tokens": 30,
+                                                        "research_compact_tokens": 40}))
+
+
+def test_a_context_gathered_past_the_compaction_threshold_is_digested_by_the_model_and_the_call_counted() -> None:
+    digested = ContextDigest(conversation=["- dana: works at Acme, then Globex; Sarah is her boss."])
+    llm = ScriptedLLM(digested=digested)
+    fakes = FakePorts(llm=llm)
+    planned = _planned(fakes)
+    calls_before = _query(fakes, planned).model_calls
+    state = research.gather(fakes, _over_budget(), planned)
+    [call] = llm.calls_to("digest")
+    assert call.args["keep_lines"] == WORLD.heuristics.query.context_compact_conversation
+    query = _query(fakes, state)
+    step = query.trace[-1]
+    assert (step.step, step.detail["digest_model"], step.detail["tokens"]["input"]) == ("gather", "scripted", 120)
+    assert query.model_calls == calls_before + 1
+    assert any(m.startswith("compacted (gathered ") for m in step.detail["thinned"])
+    context = fakes.store.load_context("wr", state.query_id)
+    assert context is not None and context.conversation == digested.conversation
+
+
+def test_a_digest_the_provider_cannot_give_leaves_the_compaction_to_the_rules_and_the_research_goes_on() -> None:
+    fakes = FakePorts(llm=ScriptedLLM(unavailable=["digest"]))
+    state = research.gather(fakes, _over_budget(), _planned(fakes))
+    assert state.outcome == "gathered"
+    step = _query(fakes, state).trace[-1]
+    assert "digest_model" not in step.detail
+    assert any(m.endswith("by rules: the digest call failed)") for m in step.detail["thinned"])

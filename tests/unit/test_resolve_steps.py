@@ -93,7 +93,7 @@ def test_a_name_the_domain_database_holds_becomes_an_entity_with_its_reference()
     mentions = _by_text(_resolve(fakes, "I called Globex today."))
     globex = fakes.store.find_entity_by_external_ref("w1", "customers:7")
     assert globex is not None and (globex.name, globex.entity_type) == ("Globex", "customer")
-    assert (mentions["Globex"].method, mentions["Globex"].entity_id) == ("domain", globex.entity_id)
+    assert (mentions["Globex"].method, mentions["Globex"].entity_id) == ("domain_db", globex.entity_id)
     assert domain.asked == ["Globex"]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from datetime import UTC, datetime, timedelta
+from typing import get_args
 
 import pytest
 
@@ -21,17 +22,17 @@ from engram.enrichment.resolve import (
     resolve_name,
     user_entity,
 )
-from engram.model.entities import DomainMatch, DomainSource, EntityAlias, EntitySighting
+from engram.model.entities import AliasSource, DomainMatch, DomainSource, EntityAlias, EntitySighting, ResolutionMethod
 from engram.model.events import StoredEvent
 from engram.model.heuristics import DEFAULT_HEURISTICS, Heuristics
-from engram.model.memories import ConfidenceFactors
+from engram.model.memories import ConfidenceFactors, ConflictKind, ConflictStrategy
 from engram.model.search import IndexDocument
 from engram.model.world import World
 from engram.ports import Coreference, Reference
 from engram.retrieval.fusion import relevance
 from engram.rules.classify import EXTRACTABLE, classify
 from engram.rules.confidence import confirmed, explain, initial_factors, reinforced, stored_confidence
-from engram.rules.conflicts import Side, decide
+from engram.rules.conflicts import Side, conflict_kind, decide
 from engram.rules.mentions import detect_mentions
 from engram.rules.relevance import effective_confidence, jaccard
 from tests.fakes.conversations import T0, said
@@ -180,22 +181,22 @@ def _side(confidence: float, days: int = 0, source: str = "user", correction: bo
 
 @pytest.mark.parametrize(("old", "new", "strategy", "winner"), [
     # Trust domain DB if conflict is memory_vs_db
-    (_side(0.5, source="domain"), _side(0.95, 400), "trust_domain_database", "old"),
-    (_side(0.95, 400), _side(0.5, source="domain"), "trust_domain_database", "new"),
+    (_side(0.5, source="domain"), _side(0.95, 400), "trust_db", "old"),
+    (_side(0.95, 400), _side(0.5, source="domain"), "trust_db", "new"),
     # Trust higher confidence if gap > 0.30
     (_side(0.9), _side(0.59), "confidence_gap", "old"),
     (_side(0.5), _side(0.85), "confidence_gap", "new"),
     (_side(0.9), _side(0.6, 1), "ask_user", None),  # a gap of exactly 0.30 is not above it
     # Trust recency if age gap > 60 days
-    (_side(0.9), _side(0.85, 61), "recency_gap", "new"),
-    (_side(0.9, 90), _side(0.85, 0), "recency_gap", "old"),
+    (_side(0.9), _side(0.85, 61), "trust_recent", "new"),
+    (_side(0.9, 90), _side(0.85, 0), "trust_recent", "old"),
     (_side(0.9), _side(0.9, 60), "ask_user", None),  # exactly 60 days is not above it
     # Ask user if ambiguous
     (_side(0.9), _side(0.8, 3), "ask_user", None),
     # A correction is the user's answer to what would be asked, after the document's three rules
     (_side(0.9), _side(0.8, 3, correction=True), "correction", "new"),
     (_side(0.95), _side(0.6, correction=True), "confidence_gap", "old"),
-    (_side(0.9, 90), _side(0.85, 0, correction=True), "recency_gap", "old"),
+    (_side(0.9, 90), _side(0.85, 0, correction=True), "trust_recent", "old"),
 ])
 def test_a_conflict_is_settled_by_the_documents_rules_in_order(old: Side, new: Side, strategy: str,
                                                                winner: str | None) -> None:
@@ -240,7 +241,7 @@ def test_a_conflict_of_any_predicate_is_settled_by_the_same_rules() -> None:
     dana = user_entity(fakes, "w1", "dana").entity_id
     assert [f.object_value for f in fakes.store.find_facts("w1", dana, "loves")] == ["painting"]
     [conflict] = fakes.store.list_conflicts("w1", None)
-    assert (conflict.strategy, conflict.status) == ("recency_gap", "resolved")
+    assert (conflict.strategy, conflict.status) == ("trust_recent", "resolved")
 
 
 # ---------------------------------------------------------------- extraction: which events are read for facts
@@ -326,7 +327,7 @@ def test_a_fuzzy_candidate_scores_its_trigram_similarity_whatever_its_aliass_con
     assert found.method == method and (found.entity_id == globex) is (method == "fuzzy")
 
 
-@pytest.mark.parametrize(("weak_resolves", "method"), [(False, "unresolved"), (True, "fuzzy")])
+@pytest.mark.parametrize(("weak_resolves", "method"), [(False, "not_found"), (True, "fuzzy")])
 def test_one_fuzzy_candidate_at_or_under_0_85_resolves_nothing_and_is_never_learned(weak_resolves: bool,
                                                                                      method: str) -> None:
     fakes = FakePorts()
@@ -350,7 +351,7 @@ def _domain(*refs: str) -> FakePorts:
 def test_a_domain_match_creates_the_entity_lazily_at_0_85_with_its_names_alias_at_1_0() -> None:
     fakes = _domain("customers:42")
     found = resolve_name(fakes, _scope(fakes), "Acme Corporation", "u1")
-    assert (found.method, found.confidence) == ("domain", 0.85)
+    assert (found.method, found.confidence) == ("domain_db", 0.85)
     entity = fakes.store.find_entity_by_external_ref("w1", "customers:42")
     assert entity is not None and found.entity_id == entity.entity_id and entity.entity_type == "customer"
     aliases = {(a.alias, a.confidence) for a in fakes.store.entity_aliases("w1", entity.entity_id, "u1")}
@@ -360,7 +361,7 @@ def test_a_domain_match_creates_the_entity_lazily_at_0_85_with_its_names_alias_a
 def test_of_several_domain_matches_the_first_becomes_the_entity() -> None:
     fakes = _domain("customers:1", "customers:2", "customers:3", "customers:4")
     found = resolve_name(fakes, _scope(fakes), "Acme Corporation", "u1")
-    assert found.method == "domain"
+    assert found.method == "domain_db"
     assert fakes.store.find_entity_by_external_ref("w1", "customers:1").entity_id == found.entity_id  # type: ignore[union-attr]
     assert fakes.store.find_entity_by_external_ref("w1", "customers:2") is None
     assert fakes.domain.asked == ["Acme Corporation"]  # type: ignore[union-attr]
@@ -379,14 +380,14 @@ def test_one_weak_fuzzy_candidate_lets_the_cascade_go_on_to_the_domain_database(
     fakes.store.upsert_domain_source("w1", CUSTOMERS)
     fakes.store.create_entity("w1", "Priya Sharma", "person")
     found = resolve_name(fakes, _scope(fakes), "Priya Sharme", "u1", entity_type="person")
-    assert (found.method, found.confidence) == ("domain", 0.85)
+    assert (found.method, found.confidence) == ("domain_db", 0.85)
 
 
 @pytest.mark.parametrize(("setting", "with_domain", "method"), [
-    (None, True, "unresolved"),  # return ResolutionResult(entity_id=None, confidence=0.0, method='not_found')
+    (None, True, "not_found"),  # return ResolutionResult(entity_id=None, confidence=0.0, method='not_found')
     (None, False, "created"),  # no domain database to create entities from: the mention makes it
     ("always", True, "created"),
-    ("never", False, "unresolved"),
+    ("never", False, "not_found"),
 ])
 def test_a_name_nothing_resolves_is_not_found_where_a_domain_database_could_have_known_it(
         setting: str | None, with_domain: bool, method: str) -> None:
@@ -394,7 +395,7 @@ def test_a_name_nothing_resolves_is_not_found_where_a_domain_database_could_have
     h = Heuristics().with_overrides({"create_unknown_names": setting} if setting else {})
     found = resolve_name(fakes, _scope(fakes, h), "Zorblax Industries", "u1", entity_type="organization")
     assert (found.method, found.entity_id is None, found.confidence) == (
-        method, method == "unresolved", 0.0 if method == "unresolved" else 1.0)
+        method, method == "not_found", 0.0 if method == "not_found" else 1.0)
 
 
 def _coreference(fakes: FakePorts, kind: str, text: str, confidence: float, h: Heuristics = H) -> list[EntityAlias]:
@@ -418,3 +419,69 @@ def test_a_coreference_is_taken_at_any_confidence_and_learned_above_0_7(confiden
 
 def test_a_world_may_leave_an_unsure_coreference_unresolved() -> None:
     _coreference(FakePorts(), "description", "the customer", 0.3, Heuristics().with_overrides({"coreference_min": 0.5}))
+
+
+# ---------------------------------------------------------------- the document's names (migration 0025)
+# ResolutionResult(method=...) as 1. Entity Resolution names them; engram's extensions beside them.
+DOCUMENT_METHODS = ("exact", "alias", "fuzzy", "llm_coreference", "domain_db", "no_candidates", "not_found")
+
+
+@pytest.mark.parametrize("method", DOCUMENT_METHODS)
+def test_every_resolution_method_the_document_names_is_one_engram_records(method: str) -> None:
+    assert method in get_args(ResolutionMethod)
+
+
+def test_engram_records_no_other_method_but_its_three_extensions() -> None:
+    assert set(get_args(ResolutionMethod)) - set(DOCUMENT_METHODS) == {"created", "disambiguation_required", "user"}
+
+
+@pytest.mark.parametrize(("source", "in_engram"), [
+    ("fuzzy", True), ("coreference", True), ("domain_db", True),  # learn_alias(mention, entity, user_id, <source>, ..)
+    ("domain", False),  # engram's name before migration 0025
+])
+def test_an_alias_is_learned_with_the_documents_learn_alias_sources(source: str, in_engram: bool) -> None:
+    assert (source in get_args(AliasSource)) is in_engram
+
+
+def _conversation(*turns: str) -> tuple[FakePorts, list[str]]:
+    fakes, world, request = FakePorts(), World("w1", H), said(*turns)
+    ingest_events(fakes, world, request)
+    ids = [e.event_id for e in request.events if e.event_id]
+    resolve_events(fakes, world, ids)
+    extract_events(fakes, world, ids)
+    return fakes, ids
+
+
+@pytest.mark.parametrize(("turns", "text", "method"), [
+    (("I met Priya Sharma.", "She was upbeat."), "She", "llm_coreference"),  # the model linked it
+    (("They called twice.",), "They", "no_candidates"),  # no recent entity to link it to
+])
+def test_a_reference_is_resolved_by_llm_coreference_or_has_no_candidates(turns: tuple[str, ...], text: str,
+                                                                         method: str) -> None:
+    fakes, ids = _conversation(*turns)
+    [found] = [m for m in fakes.store.recorded_mentions("w1", ids) if m.text == text]
+    assert found.method == method and (found.entity_id is None) is (method == "no_candidates")
+
+
+@pytest.mark.parametrize(("old", "new", "same_predicate", "kind"), [
+    ("user", "user", True, "memory_vs_memory"),  # conflict_type='memory_vs_memory', same predicate
+    ("reported", "user", True, "memory_vs_memory"),
+    ("domain", "user", True, "memory_vs_db"),  # conflict_type='memory_vs_db': the domain database's value
+    ("user", "domain", True, "memory_vs_db"),
+    ("user", "user", False, "semantic_conflict"),  # conflict_type='semantic_conflict': across predicates
+    ("domain", "user", False, "semantic_conflict"),
+])
+def test_a_conflict_has_the_documents_conflict_type(old: str, new: str, same_predicate: bool, kind: str) -> None:
+    assert conflict_kind(old, new, same_predicate=same_predicate) == kind  # type: ignore[arg-type]
+    assert kind in get_args(ConflictKind)
+
+
+@pytest.mark.parametrize("strategy", ["trust_recent", "trust_db", "ask_user"])
+def test_every_resolution_strategy_the_document_names_is_one_engram_records(strategy: str) -> None:
+    assert strategy in get_args(ConflictStrategy)
+
+
+def test_engram_settles_by_no_other_strategy_but_its_extensions() -> None:
+    extensions = set(get_args(ConflictStrategy)) - {"trust_recent", "trust_db", "ask_user"}
+    assert extensions == {"confidence_gap", "correction", "change", "history"}
+    assert set(get_args(ConflictKind)) == {"memory_vs_memory", "memory_vs_db", "semantic_conflict"}

@@ -24,7 +24,16 @@ from engram.model.memories import OntologyPredicate
 from engram.model.queries import Answer, NeedsMoreInfo
 from engram.model.research import EvidenceConflict, ResearchEvaluation, ResearchPlan, SubQuestion
 from engram.model.signals import Signal
-from engram.ports import ConflictCheck, ExtractionResult, KnownFact, LLMReply, Reference, WindowEvent, WrittenSummary
+from engram.ports import (
+    ConflictCheck,
+    ContextDigest,
+    ExtractionResult,
+    KnownFact,
+    LLMReply,
+    Reference,
+    WindowEvent,
+    WrittenSummary,
+)
 
 if TYPE_CHECKING:
     from engram.ports import LLM
@@ -95,6 +104,9 @@ class EngineFirstLLM:
     def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
                    conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
         return self.model.synthesize(context, sub_questions, conflicts, temperature=temperature)
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        return self.model.digest(context, keep_lines=keep_lines)
 
 
 def engine_first(model: LLM) -> LLM:

@@ -17,6 +17,7 @@ from engram.model.signals import Signal
 from engram.ports import (
     LLM,
     ConflictCheck,
+    ContextDigest,
     ExtractionResult,
     KnownFact,
     LLMReply,
@@ -76,3 +77,6 @@ class StagedLLM:
     def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
                    conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
         return self.model_for("synthesize").synthesize(context, sub_questions, conflicts, temperature=temperature)
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        return self.model_for("digest").digest(context, keep_lines=keep_lines)

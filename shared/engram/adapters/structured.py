@@ -25,6 +25,7 @@ from engram.model.research import EvidenceConflict, ResearchEvaluation, Research
 from engram.model.signals import Signal
 from engram.ports import (
     ConflictCheck,
+    ContextDigest,
     ExtractionResult,
     KnownFact,
     LLMReply,
@@ -35,6 +36,7 @@ from engram.ports import (
 )
 from engram.prompts import answer as answer_prompt
 from engram.prompts import conflicts as conflicts_prompt
+from engram.prompts import digest as digest_prompt
 from engram.prompts import extraction as extraction_prompt
 from engram.prompts import inflection as inflection_prompt
 from engram.prompts import research as research_prompt
@@ -79,6 +81,7 @@ TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "plan_research": (ResearchPlan, "Report the sub-questions of the research and the requests answering each."),
     "evaluate_research": (ResearchEvaluation, "Report which sub-questions are answered and what to gather next."),
     "synthesize_research": (SynthesisTool, "Answer the researched question, citing item ids and naming conflicts."),
+    "digest_context": (ContextDigest, "Report the compacted context: the conversation digested, items condensed."),
 }
 
 
@@ -95,7 +98,7 @@ class Attempt:
 
 class StructuredLLM:
     """The LLM port over a provider that can force structured output. `model` answers; `fast_model` extracts,
-    summarizes, checks conflicts and inflections, plans and evaluates research."""
+    summarizes, checks conflicts and inflections, plans and evaluates research, digests a research context."""
 
     def __init__(self, *, model: str, fast_model: str) -> None:
         self.model = model
@@ -198,6 +201,12 @@ class StructuredLLM:
             answer = answer.model_copy(update={"content": answer.content + "\n\nConflicting evidence not addressed "
                                                "above:\n" + "\n".join(unnamed)})
         return LLMReply(answer, usage, self.model)
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        value, usage = self._call(self.fast_model, digest_prompt.SYSTEM, digest_prompt.messages(context, keep_lines),
+                                  ["digest_context"], "digest_context", temperature=0.0)
+        assert isinstance(value, ContextDigest)
+        return LLMReply(value, usage, self.fast_model)
 
 
     def _call(self, model: str, system: str | list[str], messages: list[dict[str, Any]], tools: list[str],

@@ -51,6 +51,10 @@ def world_directory(world_id: str) -> str:
     return hashlib.sha256(world_id.encode()).hexdigest()
 
 
+def _count(searcher: Any, query: tantivy.Query) -> int:
+    return int(searcher.search(query, limit=1, count=True).count or 0)
+
+
 def _key(kind: str, doc_id: str) -> str:
     """A document's identity in its world's index: an event and a fact may share an id, never a key."""
     return f"{kind}{_SEP}{doc_id}"
@@ -171,7 +175,11 @@ class TantivyIndex:
         index.reload()  # what another process committed too (engram reindex beside a server): 15 µs if nothing
         searcher = index.searcher()
         words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
-        parsed = self._scope_weighted(searcher, words, scope) if words else self._parse(query)
+        # Without a user the scope is the world's documents of the kinds asked, and each has one kind: their count is the
+        # kinds' document frequencies added up (a term's count is its posting list's length, not a walk of the world).
+        in_scope = sum(_count(searcher, self._term("kind", k)) for k in dict.fromkeys(kinds)) \
+            if user_id is None and kinds and words else None
+        parsed = self._scope_weighted(searcher, words, scope, in_scope) if words else self._parse(query)
         full = tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), *scope])
         result = searcher.search(full, limit=limit)
         snippets = tantivy.SnippetGenerator.create(searcher, parsed, self.schema, "text")
@@ -184,15 +192,17 @@ class TantivyIndex:
                                    highlights=[html] if "<b>" in html else []))
         return hits
 
-    def _scope_weighted(self, searcher: Any, words: list[str], scope: list[tuple[Any, tantivy.Query]]) -> tantivy.Query:
+    def _scope_weighted(self, searcher: Any, words: list[str], scope: list[tuple[Any, tantivy.Query]],
+                        in_scope: int | None = None) -> tantivy.Query:
         """Plain words, any of which may match, each weighted by how rare it is among the documents searched
         (the user's own and the world's shared ones, of the kinds asked) rather than in the world's whole
-        index: BM25's idf from the scope's document frequencies. Without a filter the weight is exactly 1."""
+        index: BM25's idf from the scope's document frequencies. Without a filter the weight is exactly 1. `in_scope`:
+        the scope's document count when the caller knows it."""
         def count(q: tantivy.Query) -> int:
-            return int(searcher.search(q, limit=1, count=True).count or 0)
+            return _count(searcher, q)
 
         total = max(int(searcher.num_docs), 1)
-        in_world = count(tantivy.Query.boolean_query(scope))
+        in_world = count(tantivy.Query.boolean_query(scope)) if in_scope is None else in_scope
         clauses = []
         for word in dict.fromkeys(words):
             for field in _DEFAULT_FIELDS:
@@ -201,7 +211,9 @@ class TantivyIndex:
                 except ValueError:  # a leftover character the parser refuses: the word cannot match anyway
                     continue
                 everywhere = count(term)
-                here = count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0
+                # A scope holding every document (no user, every kind) counts what the whole index does: no second count.
+                here = (everywhere if in_world == total else
+                        count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0)
                 if here:
                     boost = bm25_idf(in_world, here) / bm25_idf(total, everywhere)
                     clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term, boost)))

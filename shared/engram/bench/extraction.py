@@ -24,7 +24,7 @@ HOBBIES = ("jazz", "hiking", "chess", "sushi", "climbing", "opera", "cycling", "
 PEOPLE = ("Priya", "Tomas", "Ingrid", "Kenji", "Amara", "Felix", "Nadia", "Omar", "Lucia", "Viktor", "Greta", "Rafael")
 PETS = ("Rex", "Miso", "Biscuit", "Luna", "Pepper", "Ziggy", "Mochi", "Olive")
 NAMES = ("Dana", "Sam", "Alex", "Robin", "Jordan", "Casey", "Morgan", "Taylor", "Jamie", "Riley", "Avery", "Quinn")
-CONFLICT_KINDS = ("correction", "ask_user", "confidence_gap", "cross_predicate")
+CONFLICT_KINDS = ("correction", "ask_user", "confidence_gap", "semantic_conflict")
 
 # (template, covered by the offline patterns)
 LIVES = [("I live in {x}.", True), ("I'm living in {x} these days.", True), ("I'm based in {x}.", False),
@@ -63,8 +63,8 @@ class Fact:
 @dataclass(frozen=True)
 class PlantedConflict:
     user: str
-    strategy: str  # what the rules should decide: correction, confidence_gap, recency_gap, ask_user
-    kind: str  # same_predicate or cross_predicate
+    strategy: str  # what the rules should decide: correction, confidence_gap, trust_recent, ask_user
+    kind: str  # memory_vs_memory or semantic_conflict (seed 004's conflict types)
     predicate: str
     active: tuple[str, ...]  # the values that should be active afterwards
 
@@ -138,20 +138,20 @@ def generate(users: int = 36, seed: int = 20260105) -> ExtractionSet:
             b_texts.append(f"Actually, I live in {city2} now.")
             out.facts.append(fact(user, "lives_in", city2))
             if lives_ok:
-                out.conflicts.append(PlantedConflict(user, "correction", "same_predicate", "lives_in", (city2,)))
+                out.conflicts.append(PlantedConflict(user, "correction", "memory_vs_memory", "lives_in", (city2,)))
             lives_now = city2
         elif kind == "ask_user" and works_ok:
             b_texts.append(f"I work at {org2}.")
             out.facts.append(fact(user, "works_at", org2))
-            out.conflicts.append(PlantedConflict(user, "ask_user", "same_predicate", "works_at", (org1, org2)))
+            out.conflicts.append(PlantedConflict(user, "ask_user", "memory_vs_memory", "works_at", (org1, org2)))
         elif kind == "confidence_gap" and works_ok:
             b_texts.append(f"I think I work at {org2}.")
             out.facts.append(fact(user, "works_at", org2))
-            out.conflicts.append(PlantedConflict(user, "confidence_gap", "same_predicate", "works_at", (org1,)))
-        elif kind == "cross_predicate" and likes_ok:
+            out.conflicts.append(PlantedConflict(user, "confidence_gap", "memory_vs_memory", "works_at", (org1,)))
+        elif kind == "semantic_conflict" and likes_ok:
             b_texts.append(f"I hate {hobby1}.")
             out.facts.append(fact(user, "dislikes", hobby1))
-            out.conflicts.append(PlantedConflict(user, "ask_user", "cross_predicate", likes_predicate,
+            out.conflicts.append(PlantedConflict(user, "ask_user", "semantic_conflict", likes_predicate,
                                                  (hobby1,)))
         b_texts.append(f"{boss} prefers tea.")
         out.facts.append(fact(boss, "prefers", "tea"))
@@ -165,7 +165,7 @@ def generate(users: int = 36, seed: int = 20260105) -> ExtractionSet:
                 # What stays active is the last move: an earlier planted conflict on where they live ends there too.
                 out.conflicts = [dataclasses.replace(c, active=(city3,)) if c.user == user and c.predicate == "lives_in"
                                  else c for c in out.conflicts]
-                out.conflicts.append(PlantedConflict(user, "recency_gap", "same_predicate", "lives_in", (city3,)))
+                out.conflicts.append(PlantedConflict(user, "trust_recent", "memory_vs_memory", "lives_in", (city3,)))
         out.turns[user] = sessions
     return out
 

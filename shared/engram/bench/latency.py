@@ -17,7 +17,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ class LatencyResult:
     index_s: float
     minilm_query_ms: float | None
     samples_ms: dict[str, list[float]]  # every timed query, by system (FUSED, BARE)
+    top_10: dict[str, list[str]] = field(default_factory=dict)  # each distinct query's fused top 10 ("kind:id")
 
     def document(self) -> dict[str, Any]:
         return {"memories": self.memories, "world": WORLD, "fused_search_ms": self.fused_ms,
@@ -57,7 +58,7 @@ class LatencyResult:
                 "fused_to_bare": {p: round(self.fused_ms[p] / self.bare_ms[p], 1) for p in ("p50", "p95")},
                 "load_s": round(self.load_s, 1),
                 "hnsw_build_s": round(self.index_s, 1), "minilm_query_embedding_ms": self.minilm_query_ms,
-                "samples_ms": self.samples_ms}
+                "samples_ms": self.samples_ms, "top_10": self.top_10}
 
     def write(self, out_dir: Path) -> list[Path]:
         """`out_dir/latency.json` and the plot of the distributions beside it; the paths written."""
@@ -67,6 +68,21 @@ class LatencyResult:
         path = out_dir / "latency.json"
         path.write_text(json.dumps(self.document(), indent=2))
         return [path, *latency_plots(self.document(), out_dir)]
+
+
+def locomo_texts_and_queries(dataset: Path, limit: int = QUERIES) -> tuple[list[str], list[str]]:
+    """A LoCoMo file's turns (the world's sentences) and its first `limit` questions (the timed queries)."""
+    samples = json.loads(dataset.read_text())
+    texts = [t["text"] for s in samples for k, v in s["conversation"].items()
+             if k.startswith("session_") and isinstance(v, list) for t in v]
+    return texts, [q["question"] for s in samples for q in s["qa"]][:limit]
+
+
+def changed_top_10(previous: Path, result: LatencyResult) -> list[str]:
+    """The queries whose fused top 10 differs from a previous run's `latency.json` over the same world (a change
+    meant to make the search faster must leave it as it was); queries only one run timed are not compared."""
+    before: dict[str, list[str]] = json.loads(previous.read_text()).get("top_10", {})
+    return [q for q, top in result.top_10.items() if q in before and before[q] != top]
 
 
 def run(memories: int = 100_000, *, texts: list[str] | None = None, queries: list[str] | None = None,
@@ -105,7 +121,10 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
         clients = Clients(settings=Settings(data_dir=data_dir, embedder="hash", llm="offline"), store=store,
                           index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())
         started = loaded = built = time.perf_counter()
-        if not (data_dir / "loaded").exists():
+        marker = data_dir / "loaded"
+        if marker.exists() and marker.read_text().strip() not in ("", str(memories)):
+            raise ValueError(f"{data_dir} holds a world of {marker.read_text().strip()} events, not {memories}")
+        if not marker.exists():
             with progress.bar(f"loading {memories:,} events", memories) as advance:
                 _load(store, memories, texts, advance)
             loaded = time.perf_counter()
@@ -117,14 +136,20 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
             with progress.bar("writing the keyword index", memories + ENTITIES) as advance:
                 _keyword_index(store, index, memories, advance)
             progress.note(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
-            (data_dir / "loaded").touch()
+            marker.write_text(str(memories))
         vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
         with progress.bar(f"timing {BARE}", min(WARMUP, timed) + timed) as advance:
             bare_samples = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed, advance)
-        with progress.bar(f"timing {FUSED}", min(WARMUP, timed) + timed) as advance:
+        top_10: dict[str, list[str]] = {}
+
+        def fused_search(i: int) -> None:
             # The world is resolved per search, as the API does per request (its config read once).
-            fused_samples = _time(lambda i: search(clients, clients.world(WORLD), queries[i % len(queries)],
-                                                   user_id=None, limit=10), timed, advance)
+            query = queries[i % len(queries)]
+            hits = search(clients, clients.world(WORLD), query, user_id=None, limit=10).hits
+            top_10[query] = [f"{h.kind}:{h.doc_id}" for h in hits]
+
+        with progress.bar(f"timing {FUSED}", min(WARMUP, timed) + timed) as advance:
+            fused_samples = _time(fused_search, timed, advance)
         fused, bare = _percentiles(fused_samples), _percentiles(bare_samples)
         progress.note(f"fused search p95 {fused['p95']} ms, bare top-k p95 {bare['p95']} ms "
                       f"({fused['p95'] / bare['p95']:.1f} times)")
@@ -134,7 +159,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
         server.cleanup()
     return LatencyResult(memories=memories, fused_ms=fused, bare_ms=bare, load_s=loaded - started,
                          index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None,
-                         samples_ms={FUSED: fused_samples, BARE: bare_samples})
+                         samples_ms={FUSED: fused_samples, BARE: bare_samples}, top_10=top_10)
 
 
 def _load(store: Any, memories: int, texts: list[str], advance: Callable[[int], None]) -> None:

@@ -16,12 +16,12 @@ from engram.model.common import new_id, stable_id
 from engram.model.entities import EntityAlias, RecordedMention, Relationship
 from engram.model.events import StoredEvent
 from engram.model.heuristics import Heuristics
-from engram.model.memories import ConfidenceFactors, ConflictKind, MemoryConflict, SemanticMemory
+from engram.model.memories import ConfidenceFactors, MemoryConflict, SemanticMemory
 from engram.observability import logger
 from engram.ports import LLM, DomainDatabase, Embedder, ExtractedTriple, KnownFact, Usage
 from engram.rules.classify import classify
 from engram.rules.confidence import initial_factors, reinforced, stored_confidence
-from engram.rules.conflicts import Decision, Side, decide, older_news, states_change
+from engram.rules.conflicts import Decision, Side, conflict_kind, decide, older_news, states_change
 from engram.rules.mentions import PRONOUNS
 from engram.rules.names import is_short_form
 
@@ -142,7 +142,7 @@ def apply_triple(clients: FactPorts, world_id: str, event: StoredEvent, triple: 
             world_id, [f.source_event_ids[0] for f in active if f.source_event_ids])}
         said[event.event_id] = event.occurred_at
         for old in active:
-            loser, conflict = _settle(old, fact, "same_predicate", correction, h, now, is_change=change, said=said)
+            loser, conflict = _settle(old, fact, True, correction, h, now, is_change=change, said=said)
             conflicts.append(conflict)
             if loser is old:
                 superseded.append(old)
@@ -213,7 +213,7 @@ def cross_predicate_conflicts(clients: FactPorts, world_id: str, stated: list[Se
         seen.add(key)
         event = by_id.get(new.source_event_ids[-1])
         correction = event is not None and classify(event.content) == "correction"
-        loser, conflict = _settle(old, new, "cross_predicate", correction, h, now,
+        loser, conflict = _settle(old, new, False, correction, h, now,
                                   reason=pair.reason or None)
         store.record_facts(world_id, [], [loser] if loser is not None else [], [conflict])
         if loser is not None:
@@ -277,7 +277,7 @@ def _side(fact: SemanticMemory, is_correction: bool = False, is_change: bool = F
                 said_at=(said or {}).get(first) if first else None)
 
 
-def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_correction: bool, h: Heuristics,
+def _settle(old: SemanticMemory, new: SemanticMemory, same_predicate: bool, is_correction: bool, h: Heuristics,
             now: datetime, *, reason: str | None = None, is_change: bool = False,
             said: Mapping[str, datetime] | None = None) -> tuple[SemanticMemory | None, MemoryConflict]:
     """Two facts that cannot both hold, settled by the rules (engram.rules.conflicts): the loser is superseded,
@@ -286,7 +286,7 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
     Returns the loser (None when open) and the conflict record. Mutates the loser."""
     decision: Decision | None = older_news(
         _side(old, said=said), _side(new, said=said),
-        undated_slack_days=h.extract.conflict_recency_gap_days) if kind == "same_predicate" else None
+        undated_slack_days=h.extract.conflict_recency_gap_days) if same_predicate else None
     if decision is None:
         decision = decide(_side(old, said=said), _side(new, is_correction, is_change, said),
                           confidence_gap=h.extract.conflict_confidence_gap,
@@ -296,7 +296,8 @@ def _settle(old: SemanticMemory, new: SemanticMemory, kind: ConflictKind, is_cor
     conflict = MemoryConflict(
         world_id=old.world_id, conflict_id=stable_id("cfl", old.world_id, old.memory_id, new.memory_id),
         memory_id=old.memory_id, conflicting_memory_id=new.memory_id, status="open", strategy=decision.strategy,
-        reason=f"{what}: {decision.reason}", created_at=now, kind=kind)
+        reason=f"{what}: {decision.reason}", created_at=now,
+        kind=conflict_kind(_side(old).source, _side(new).source, same_predicate=same_predicate))
     if decision.winner is None:
         return None, conflict
     winner, loser = (new, old) if decision.winner == "new" else (old, new)
@@ -323,7 +324,7 @@ class MentionNames:
         self.unresolved: dict[tuple[str, str], str] = {}
         for m in mentions:
             self.by_event.setdefault((m.event_id, m.text.lower()), m.entity_id)
-            if m.method == "unresolved" and m.kind == "name":
+            if m.method == "not_found" and m.kind == "name":
                 self.unresolved[m.event_id, m.text.lower()] = m.mention_id
 
     def entity_for(self, clients: ResolvePorts, event: StoredEvent, name: str,

@@ -10,13 +10,13 @@ The cascade, each stage recorded as the resolution's `method`:
 - fuzzy: trigram neighbours (similarity above `fuzzy_min`): one above `fuzzy_single_accept` resolves and is
   learned as the user's alias; several are `disambiguation_required` until the user settles it
   (`settle_disambiguation`, which learns the alias); one at or under it resolves nothing and is never created;
-- coreference: pronouns and descriptions, linked by the model inside the extraction call (never a call of
+- llm_coreference: pronouns and descriptions, linked by the model inside the extraction call (never a call of
   its own) to one of the conversation's recent entities, at whatever confidence the model gives (unless a world
   sets `coreference_min`); a description above `coreference_accept` is learned as the user's alias;
-- domain: the world's domain database; its first match creates the entity lazily with its external reference;
+- domain_db: the world's domain database; its first match creates the entity lazily with its external reference;
 - created: without a domain database (`create_unknown_names`), an unknown proper noun becomes an entity, typed
   by the parser where one read it; never a date, a number or a sentence start the parser did not read as a
-  name; anything else is `unresolved` (seed 004's not_found).
+  name; any other name is `not_found`, a pronoun or description no coreference linked `no_candidates`.
 
 Several candidates for one name are ranked by alias confidence, recency, usage and source.
 """
@@ -44,6 +44,7 @@ from engram.model.entities import (
     ResolutionMethod,
     Settlement,
     SettleRequest,
+    unresolved_method,
 )
 from engram.model.events import StoredEvent
 from engram.model.heuristics import Heuristics
@@ -114,7 +115,7 @@ class ResolutionScope:
 def resolve_events(clients: MentionPorts, world: World, event_ids: Sequence[str]) -> dict[str, int]:
     """Resolve the mentions of a batch of events (the parser reads the batch in one call). Idempotent: a
     mention already recorded (by its span) is left as it is, so a retried step neither re-learns nor overwrites
-    what a user settled. Pronouns and descriptions no alias explains wait, `unresolved`, for the coreference of
+    what a user settled. Pronouns and descriptions no alias explains wait, `no_candidates`, for the coreference of
     the extraction call."""
     world_id, scope = world.world_id, ResolutionScope.read(clients, world)
     store = clients.store
@@ -176,7 +177,7 @@ def resolve_mention(clients: ResolvePorts, scope: ResolutionScope, event: Stored
         if known:
             return Resolution(mention=mention, method="alias", entity_id=known[0].entity_id,
                               confidence=known[0].confidence)
-    return Resolution(mention=mention, method="unresolved", entity_id=None, confidence=0.0)
+    return Resolution(mention=mention, method=unresolved_method(mention.kind), entity_id=None, confidence=0.0)
 
 
 def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_id: str | None, *, create: bool = True,
@@ -216,14 +217,14 @@ def resolve_name(clients: ResolvePorts, scope: ResolutionScope, name: str, user_
     if from_domain is not None:
         return from_domain
     if not create or fuzzy:  # a near miss of a known name is no new entity
-        return NameResolution(None, "unresolved", 0.0, [])
+        return NameResolution(None, "not_found", 0.0, [])
     if (known := first_named_person(clients.store, scope.world_id, name, entity_type)) is not None:
         return NameResolution(known, "alias", h.resolve.derived_alias_confidence, [], EntityAlias(
             world_id=scope.world_id, entity_id=known, alias=name, user_id=user_id,
             confidence=h.resolve.derived_alias_confidence, source="alias", origin_event_id=origin_event_id))
     policy = h.resolve.create_unknown_names
     if policy == "never" or (policy == "without_domain" and clients.domain is not None and scope.domain_sources):
-        return NameResolution(None, "unresolved", 0.0, [])
+        return NameResolution(None, "not_found", 0.0, [])
     created = clients.store.create_entity(scope.world_id, name, entity_type, origin_event_id=origin_event_id)
     return NameResolution(created.entity_id, "created", 1.0, [])
 
@@ -271,14 +272,14 @@ def _from_domain(clients: ResolvePorts, scope: ResolutionScope, name: str) -> Na
     if not rows:
         return None
     entities = [clients.store.create_entity_with_ref(scope.world_id, r.name, r.entity_type, r.external_ref,
-                                                     alias_source="domain") for r in (rows if ask else rows[:1])]
+                                                     alias_source="domain_db") for r in (rows if ask else rows[:1])]
     confidence = rules.domain_create_confidence
     if len(entities) > 1:  # two customers of that name: the user says which
         return NameResolution(None, "disambiguation_required", confidence,
                               [Candidate(entity_id=e.entity_id, name=e.name, score=confidence) for e in entities])
     clients.store.add_alias(EntityAlias(world_id=scope.world_id, entity_id=entities[0].entity_id, alias=name,
-                                        confidence=confidence, source="domain"))
-    return NameResolution(entities[0].entity_id, "domain", confidence, [])
+                                        confidence=confidence, source="domain_db"))
+    return NameResolution(entities[0].entity_id, "domain_db", confidence, [])
 
 
 def user_entity(clients: ResolvePorts, world_id: str, user_id: str) -> CanonicalEntity:
@@ -316,7 +317,7 @@ def coreference_task(clients: ResolvePorts, scope: ResolutionScope, window: Sequ
         return NO_COREFERENCE
     by_id = {e.event_id: e for e in window}
     waiting = [m for m in clients.store.recorded_mentions(scope.world_id, list(by_id))
-               if m.kind != "name" and m.entity_id is None and m.method == "unresolved"]
+               if m.kind != "name" and m.entity_id is None and m.method == "no_candidates"]
     if not waiting:
         return NO_COREFERENCE
     h = scope.h
@@ -351,7 +352,7 @@ def link_references(clients: ResolvePorts, scope: ResolutionScope, window: Seque
             continue
         if link.confidence < h.resolve.coreference_min:
             continue
-        updates.append((task.mention_ids[link.reference_id], link.entity_id, "coreference", round(link.confidence, 3)))
+        updates.append((task.mention_ids[link.reference_id], link.entity_id, "llm_coreference", round(link.confidence, 3)))
         if ref.kind == "description" and link.confidence > h.resolve.coreference_accept:
             clients.store.add_alias(EntityAlias(world_id=scope.world_id, entity_id=link.entity_id, alias=ref.text,
                                                 user_id=users[ref.event_id], confidence=round(link.confidence, 3),

@@ -151,6 +151,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memories", type=int, default=100_000, help="events in the world (default %(default)s)")
     p.add_argument("--queries", type=int, default=200, help="timed queries per system (default %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="directory for latency.json and latency.png")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="keep the built world here and reuse it on the next run (default: a temporary directory)")
+    p.add_argument("--dataset", type=Path, default=None,
+                   help="a LoCoMo file: its turns are the world's sentences and its questions the queries")
+    p.add_argument("--same-top-10-as", type=Path, default=None, metavar="LATENCY_JSON",
+                   help="fail when a query's fused top 10 differs from this earlier run's over the same world")
     remote.memory_commands(sub, default_url)
     return parser
 
@@ -283,15 +289,27 @@ def _bench_qa(args: argparse.Namespace) -> int:
 
 
 def _bench_latency(args: argparse.Namespace) -> int:
-    from engram.bench.latency import run
+    from engram.bench.latency import changed_top_10, locomo_texts_and_queries, run, run_in
     from engram.bench.progress import ConsoleProgress
 
     _quiet()
-    result = run(args.memories, progress=ConsoleProgress(prefix="engram: "), timed=args.queries)
+    progress = ConsoleProgress(prefix="engram: ")
+    texts, queries = locomo_texts_and_queries(args.dataset, args.queries) if args.dataset else (None, None)
+    if args.data_dir is None:
+        result = run(args.memories, texts=texts, queries=queries, progress=progress, timed=args.queries)
+    else:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        result = run_in(args.data_dir, args.memories, texts=texts, queries=queries, progress=progress,
+                        timed=args.queries)
     written = result.write(args.out)
     print(f"fused search   p50 {result.fused_ms['p50']:8.2f} ms   p95 {result.fused_ms['p95']:8.2f} ms")
     print(f"bare top-k     p50 {result.bare_ms['p50']:8.2f} ms   p95 {result.bare_ms['p95']:8.2f} ms")
     print(f"(written to {', '.join(str(p) for p in written)})")
+    if args.same_top_10_as is not None:
+        changed = changed_top_10(args.same_top_10_as, result)
+        print(f"top 10 of {len(result.top_10)} queries against {args.same_top_10_as}: "
+              + (f"{len(changed)} differ, e.g. {changed[0]!r}" if changed else "all the same"))
+        return 1 if changed else 0
     return 0
 
 

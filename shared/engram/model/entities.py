@@ -12,9 +12,32 @@ from engram.model.memories import SemanticMemory
 
 MentionKind = Literal["name", "pronoun", "description"]
 ResolutionMethod = Literal[
-    "exact", "alias", "fuzzy", "coreference", "domain", "created", "disambiguation_required", "unresolved", "user"
+    "exact", "alias", "fuzzy", "llm_coreference", "domain_db", "no_candidates", "not_found",
+    "created", "disambiguation_required", "user",
 ]
-"""How a mention was resolved: a stage of the cascade, or `user` when the user settled a disambiguation."""
+"""How a mention was resolved, in seed 004's names (1. Entity Resolution): exact, alias, fuzzy,
+llm_coreference, domain_db, no_candidates (a reference no coreference linked), not_found (a name nothing
+resolved). engram's extensions: created (a new entity, in a world without a domain database),
+disambiguation_required (waiting for the user's choice), user (the user chose)."""
+AliasSource = Literal["seed", "user", "created", "alias", "fuzzy", "coreference", "domain_db"]
+"""What taught an alias: seed 004's `learn_alias` sources (fuzzy, coreference, domain_db), engram's alias
+(a part or variant of a known name), created (the entity's own name), user (stated or chosen), seed (loaded)."""
+
+# The names engram stored before migration 0025 (and exports written before it), in the document's names.
+LEGACY_METHODS = {"coreference": "llm_coreference", "domain": "domain_db"}
+LEGACY_ALIAS_SOURCES = {"domain": "domain_db"}
+
+
+def unresolved_method(kind: str) -> ResolutionMethod:
+    """A mention nothing resolved: a name is `not_found`, a pronoun or description `no_candidates`."""
+    return "not_found" if kind == "name" else "no_candidates"
+
+
+def document_method(method: str, kind: str) -> str:
+    """A stored or exported method in the document's names (engram's earlier names mapped, others kept)."""
+    if method == "unresolved":
+        return unresolved_method(kind)
+    return LEGACY_METHODS.get(method, method)
 
 
 class CanonicalEntity(Record):
@@ -34,7 +57,7 @@ class EntityAlias(Record):
     alias: str
     user_id: str | None = None  # None: a global alias of the world
     confidence: float = Field(ge=0.0, le=1.0)
-    source: ResolutionMethod | Literal["seed", "user"] = "seed"
+    source: AliasSource = "seed"
     origin_event_id: str | None = None  # the event whose words taught it: an erasure of its user takes it along
 
 

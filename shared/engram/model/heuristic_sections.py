@@ -88,7 +88,7 @@ class ResolveHeuristics(Section):
     rank_weight_source: float = 0.2
     rank_recency_half_life_days: float = 30.0
     rank_usage_half_count: float = 5.0  # mentions at which the usage signal reaches one half
-    rank_source_weights: dict[str, float] = {"user": 1.0, "seed": 0.9, "domain": 0.9, "created": 0.8,
+    rank_source_weights: dict[str, float] = {"user": 1.0, "seed": 0.9, "domain_db": 0.9, "created": 0.8,
                                              "exact": 0.8, "alias": 0.7, "fuzzy": 0.6, "coreference": 0.5}
     rank_margin: float = 0.15  # an exact or alias tie resolves to the top candidate only with this lead
     # coreference: the conversation's recent entities are the only candidates

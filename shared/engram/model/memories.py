@@ -14,11 +14,24 @@ MemoryLayer = Literal["episodic", "semantic", "procedural", "summary"]
 ConflictStatus = Literal["open", "resolved"]
 # Where a fact comes from: the speaker about themselves, the speaker about someone else, the world's domain database.
 FactSource = Literal["user", "reported", "domain"]
-ConflictKind = Literal["same_predicate", "cross_predicate"]
-# ask_user: left open for the user; the others settled by the rules (a correction is the user's own answer, a
-# change a new value said to replace the old, history an older value that the current one followed).
-ConflictStrategy = Literal["trust_domain_database", "correction", "confidence_gap", "recency_gap", "change", "history",
-                           "ask_user"]
+# Seed 004's conflict types (4. Conflict Detection): two facts of one predicate, a fact against the domain
+# database's value, two facts of different predicates the model found contradicting.
+ConflictKind = Literal["memory_vs_memory", "memory_vs_db", "semantic_conflict"]
+# Seed 004's strategies: trust_db, trust_recent (the more recent, past the recency gap), ask_user (left open for
+# the user). engram's extensions, settled by the rules too: confidence_gap (the surer side, Pattern 3's rule),
+# correction (the user's own answer), change (a new value said to replace the old), history (an older value that
+# the current one followed).
+ConflictStrategy = Literal["trust_db", "trust_recent", "ask_user", "confidence_gap", "correction", "change", "history"]
+# The names engram stored before migration 0025 (and exports written before it), in the document's names.
+LEGACY_STRATEGIES = {"trust_domain_database": "trust_db", "recency_gap": "trust_recent"}
+
+
+def document_conflict_kind(kind: str, strategy: str | None) -> str:
+    """A stored or exported conflict kind in the document's names: same_predicate is memory_vs_db where the
+    domain database's value decided it, else memory_vs_memory; cross_predicate is semantic_conflict."""
+    if kind == "same_predicate":
+        return "memory_vs_db" if strategy in ("trust_domain_database", "trust_db") else "memory_vs_memory"
+    return "semantic_conflict" if kind == "cross_predicate" else kind
 
 
 class EpisodeEntity(Frozen):
@@ -142,11 +155,11 @@ class MemoryConflict(Record):
     memory_id: str
     conflicting_memory_id: str
     status: ConflictStatus = "open"
-    strategy: str | None = None
+    strategy: ConflictStrategy | None = None
     reason: str | None = None
     created_at: datetime
     resolved_at: datetime | None = None
-    kind: ConflictKind = "same_predicate"
+    kind: ConflictKind = "memory_vs_memory"
     winner_memory_id: str | None = None  # the side kept; None while open, or when the user kept both
     resolved_by: Literal["rules", "user"] | None = None
     note: str | None = None

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from engram.model.common import Frozen
+from engram.model.entities import LEGACY_ALIAS_SOURCES, AliasSource, ResolutionMethod, document_method
+from engram.model.memories import LEGACY_STRATEGIES, ConflictKind, ConflictStrategy, document_conflict_kind
 
 FORMAT: Literal["engram-export"] = "engram-export"
 FORMAT_VERSION = 1
@@ -64,6 +66,12 @@ class AliasRow(Row):
     created_at: datetime
     origin_event_ids: list[str] = Field(default_factory=list)  # the events that taught a global alias
 
+    @field_validator("source")
+    @classmethod
+    def _document_source(cls, source: str) -> str:
+        # A document written before migration 0025 says `domain` where seed 004 says `domain_db`.
+        return _known(LEGACY_ALIAS_SOURCES.get(source, source), AliasSource, "alias source")
+
 
 class EventRow(Row):
     event_id: str
@@ -97,6 +105,20 @@ class MentionRow(Row):
     confidence: float
     candidates: list[Any] = Field(default_factory=list)
     created_at: datetime
+
+    @model_validator(mode="after")
+    def _document_method(self) -> MentionRow:
+        # A document written before migration 0025 uses engram's earlier names (coreference, domain, unresolved).
+        self.method = _known(document_method(self.method, self.kind), ResolutionMethod, "resolution method")
+        return self
+
+
+def _known(value: str, vocabulary: Any, what: str) -> str:
+    """`value` if the Literal `vocabulary` names it: a name engram would not read back is refused at import."""
+    names = get_args(vocabulary)
+    if value not in names:
+        raise ValueError(f"unknown {what} {value!r}: one of {', '.join(names)}")
+    return value
 
 
 class RelationshipRow(Row):
@@ -182,10 +204,21 @@ class ConflictRow(Row):
     reason: str | None = None
     created_at: datetime
     resolved_at: datetime | None = None
-    kind: str = "same_predicate"
+    kind: str = "memory_vs_memory"
     winner_memory_id: str | None = None
     resolved_by: str | None = None
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _document_names(self) -> ConflictRow:
+        # A document written before migration 0025: same_predicate / cross_predicate, trust_domain_database and
+        # recency_gap become seed 004's conflict types and strategies.
+        self.kind = _known(document_conflict_kind(self.kind if "kind" in self.model_fields_set else "same_predicate",
+                                                  self.strategy), ConflictKind, "conflict kind")
+        if self.strategy is not None:
+            self.strategy = _known(LEGACY_STRATEGIES.get(self.strategy, self.strategy), ConflictStrategy,
+                                   "conflict strategy")
+        return self
 
 
 class SignalRow(Row):

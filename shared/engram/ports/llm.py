@@ -111,6 +111,22 @@ class ExtractionResult(BaseModel):
     coreferences: list[Coreference] = []
 
 
+class DigestedItem(BaseModel):
+    """A context item's text as the digest condensed it, named by its kind and id."""
+
+    kind: str
+    id: str
+    text: str
+
+
+class ContextDigest(BaseModel):
+    """The research context compacted (seed 003, Context Thinning: "80k tokens: LLM compaction digest"): the
+    conversation digested into a few lines, and shorter texts for the items it condensed (the others unchanged)."""
+
+    conversation: list[str] = Field(default_factory=list, description="the conversation digested, oldest first")
+    items: list[DigestedItem] = Field(default_factory=list, description="condensed texts of items, by kind and id")
+
+
 class Reference(BaseModel):
     """A pronoun or description of a message that only the conversation can resolve."""
 
@@ -186,4 +202,8 @@ class LLM(Protocol):
     def synthesize(self, context: QueryContext, sub_questions: Sequence[SubQuestion],
                    conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
         """The research answer: cites the context items it rests on and names each of `conflicts`."""
+        ...
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        """The research context's compaction digest, past `research_compact_tokens` (80k): the conversation in at
+        most `keep_lines` lines, the items' texts condensed (ids kept), on the cheap model (the summarize stage)."""
         ...

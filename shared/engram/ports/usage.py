@@ -23,6 +23,7 @@ from engram.observability import logger, metrics
 from engram.ports.llm import (
     LLM,
     ConflictCheck,
+    ContextDigest,
     ExtractionResult,
     KnownFact,
     LLMReply,
@@ -37,6 +38,7 @@ STAGE_OF: dict[str, Stage] = {
     "extract": "extract", "answer": "answer", "force_answer": "answer", "summarize": "summarize",
     "find_conflicts": "summarize", "detect_inflection": "summarize", "plan_research": "research",
     "evaluate_research": "research", "synthesize": "research",
+    "digest": "summarize",  # the research context's compaction digest: condensing, on the cheap model
 }
 BUDGET = "budget"  # the fallback's reason: the world's daily token budget is spent
 
@@ -128,6 +130,9 @@ class MeteredLLM:
                    conflicts: Sequence[EvidenceConflict], *, temperature: float) -> LLMReply[Answer]:
         return self._run("synthesize", lambda m: m.synthesize(context, sub_questions, conflicts,
                                                               temperature=temperature))
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        return self._run("digest", lambda m: m.digest(context, keep_lines=keep_lines))
 
 
 def _spent(details: dict[str, Any]) -> Usage:

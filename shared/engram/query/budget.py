@@ -3,9 +3,15 @@ of summaries (and of anything as long), then the lowest-scoring items."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engram.model.context import QueryContext
 from engram.model.heuristics import Heuristics
 from engram.model.research import ResearchBudgets
+from engram.ports.llm import ContextDigest, DigestedItem
+
+Digester = Callable[[QueryContext], ContextDigest | None]
+"""The compaction digest of a research context (the model's, through `LLM.digest`); None: it could not be had."""
 
 
 def thin(context: QueryContext, h: Heuristics) -> list[str]:
@@ -50,10 +56,11 @@ def research_budgets(h: Heuristics) -> ResearchBudgets:
     return ResearchBudgets(drop=q.research_drop_tokens, mask=q.research_mask_tokens, compact=q.research_compact_tokens)
 
 
-def thin_research(context: QueryContext, h: Heuristics,
-                  protected: frozenset[str] = frozenset()) -> tuple[int, list[str]]:
+def thin_research(context: QueryContext, h: Heuristics, protected: frozenset[str] = frozenset(),
+                  digest: Digester | None = None) -> tuple[int, list[str]]:
     """Research thinning by how far the gathered context overshoots: past `mask` the long bodies go first
-    (breadth is kept), past `compact` the context is compacted too, and past `drop` the lowest-scoring
+    (breadth is kept), past `compact` the context is compacted too (seed 003: an LLM compaction digest, `digest`;
+    without one, or when the call failed, by the rules the offline model's digest follows), and past `drop` the lowest-scoring
     items are dropped until it fits; items in `protected` (a sub-question's only evidence, a conflict's
     sides) go last. `compact` is a hard ceiling: the floor of kept items yields to it. Returns the
     estimated tokens as gathered and the measures taken."""
@@ -64,8 +71,13 @@ def thin_research(context: QueryContext, h: Heuristics,
         _mask(context, h)
         taken.append(f"masked long bodies (gathered {gathered} > {budgets.mask} tokens)")
     if gathered > budgets.compact:
-        _compact(context, h)
-        taken.append(f"compacted (gathered {gathered} > {budgets.compact} tokens)")
+        made = digest(context) if digest is not None else None
+        if made is not None:
+            apply_digest(context, made)
+        else:
+            _compact(context, h)
+        how = "" if made is not None or digest is None else ", by rules: the digest call failed"
+        taken.append(f"compacted (gathered {gathered} > {budgets.compact} tokens{how})")
     if _tokens(context, h) > budgets.drop:
         dropped = _drop(context, h, budgets.drop, h.query.context_keep_at_least, protected)
         if dropped:
@@ -103,5 +115,31 @@ def _mask(context: QueryContext, h: Heuristics) -> None:
 
 
 def _compact(context: QueryContext, h: Heuristics) -> None:
-    context.conversation = context.conversation[-h.query.context_compact_conversation:]
-    context.items = [i.model_copy(update={"text": " ".join(i.text.split())}) for i in context.items]
+    apply_digest(context, rule_digest(context, h.query.context_compact_conversation))
+
+
+def rule_digest(context: QueryContext, keep_lines: int) -> ContextDigest:
+    """The compaction digest by rules (the offline model's): the conversation's last `keep_lines` lines, every
+    item's text with its whitespace collapsed."""
+    return ContextDigest(conversation=context.conversation[-keep_lines:],
+                         items=[DigestedItem(kind=i.kind, id=i.id, text=" ".join(i.text.split())) for i in context.items])
+
+
+def apply_digest(context: QueryContext, made: ContextDigest) -> int:
+    """Apply a compaction digest in place: its conversation replaces the context's unless it is longer, and each
+    item it names by kind and id takes its text where that is no longer (and not emptied); items it does not name,
+    or names wrongly, stay as they are: no item is added or lost. Returns the items condensed."""
+    if sum(map(len, made.conversation)) <= sum(map(len, context.conversation)):
+        context.conversation = list(made.conversation)
+    texts = {(d.kind, d.id): d.text for d in made.items}
+    condensed = 0
+    items = []
+    for item in context.items:
+        text = texts.get((item.kind, item.id))
+        if text is not None and text != item.text and len(text) <= len(item.text) and (text.strip()
+                                                                                       or not item.text.strip()):
+            item = item.model_copy(update={"text": text})
+            condensed += 1
+        items.append(item)
+    context.items = items
+    return condensed

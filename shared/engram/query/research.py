@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from engram.errors import CapabilityRejected
+from engram.errors import CapabilityRejected, ExtractionRejected, LLMUnavailable
 from engram.model.context import QueryContext
 from engram.model.heuristics import Heuristics
 from engram.model.memories import SemanticMemory
 from engram.model.queries import Answer, Source, WorldQuery
 from engram.model.research import EvidenceConflict, PlannedSubQuestion, ResearchReport, SubQuestion
 from engram.model.world import World
+from engram.observability import logger
+from engram.ports import ContextDigest, LLMReply
 from engram.query import budget, capabilities
 from engram.query import offer as offers
 from engram.query.loop import (
@@ -127,7 +129,9 @@ def gather(clients: ResearchPorts, world: World, state: ResearchState) -> Resear
         conflicts = conflicting_evidence(clients, query, context, h)
         protected = {i for c in conflicts for i in c.ids}
         protected |= {s.evidence[0] for s in gathered.values() if s.evidence}
-        tokens, measures = budget.thin_research(context, h, frozenset(protected))
+        digests: list[LLMReply[ContextDigest]] = []
+        tokens, measures = budget.thin_research(context, h, frozenset(protected),
+                                                digest=_digester(clients, query, record, h, digests))
         sent = context.stats(h.query.chars_per_token).estimated_tokens
         report = report.model_copy(update={
             "sub_questions": [gathered.get(s.sub_id, s) for s in report.sub_questions], "iterations": iteration,
@@ -141,9 +145,29 @@ def gather(clients: ResearchPorts, world: World, state: ResearchState) -> Resear
                             "estimated_tokens": sent, "budget": h.query.research_drop_tokens}
         if measures:
             record["detail"]["thinned"] = measures
+        for reply in digests:  # the compaction digest's model call, counted with the query's
+            _record_usage(query, record, reply.usage, reply.model, reply.fallback)
+            record["detail"]["digest_model"] = reply.model
     clients.store.save_context(context)
     clients.store.save_query(query)
     return _state(query, iteration, "gathered")
+
+
+def _digester(clients: ResearchPorts, query: WorldQuery, record: dict[str, Any], h: Heuristics,
+              replies: list[LLMReply[ContextDigest]]) -> budget.Digester:
+    """The model's compaction digest for `thin_research` (its reply kept in `replies`); None when the call
+    failed, and the context is compacted by rules: thinning never fails the research."""
+    def digest(context: QueryContext) -> ContextDigest | None:
+        try:
+            with _model_wait(record):
+                reply = clients.llm_for(query.world_id).digest(context, keep_lines=h.query.context_compact_conversation)
+        except (LLMUnavailable, ExtractionRejected) as exc:
+            logger.warning("research context digest failed, compacted by rules", extra={"query_id": query.query_id,
+                                                                                        "error": exc.message})
+            return None
+        replies.append(reply)
+        return reply.value
+    return digest
 
 
 def evaluate(clients: ResearchPorts, world: World, state: ResearchState) -> ResearchState:

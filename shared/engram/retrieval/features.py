@@ -24,7 +24,7 @@ from engram.retrieval.classify import QUERY_CLASSES
 from engram.retrieval.fusion import Key, Scored, in_time
 from engram.rules.dates import TimeWindow
 from engram.rules.grounding import date_mentions
-from engram.rules.relevance import jaccard, standardized
+from engram.rules.relevance import jaccard
 
 # Every date expression `date_mentions` reads holds one of these (a superset): a cheap test before its regexes.
 _MAYBE_DATED = re.compile(r"\d|\b(?:yesterday|today|tonight|tomorrow|morning|afternoon|evening|night|days?\b|weeks?|"
@@ -146,8 +146,14 @@ def dated(text: str, said_at: datetime | None) -> bool:
 
 
 def _z(values: list[float]) -> list[float]:
-    z = standardized({str(i): v for i, v in enumerate(values)})
-    return [z[str(i)] for i in range(len(values))]
+    """`standardized` over a list (the same arithmetic, without keying each value by a string)."""
+    if not values:
+        return []
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))
+    if std == 0.0:
+        return [0.0] * len(values)
+    return [(x - mean) / std for x in values]
 
 
 def _reciprocal_ranks(values: list[float]) -> list[float]:

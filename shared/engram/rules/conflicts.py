@@ -1,6 +1,6 @@
-"""How two contradicting facts are settled (pure), in the rules' order: trust the domain database; trust
-the higher confidence when the gap exceeds 0.30; trust the more recent when the age gap exceeds 60 days;
-otherwise ask the user. A correction ("actually, ...") is the user's answer given before being asked, so it
+"""How two contradicting facts are settled (pure), in the rules' order: trust the domain database (trust_db);
+trust the higher confidence when the gap exceeds 0.30 (confidence_gap); trust the more recent when the age gap
+exceeds 60 days (trust_recent); otherwise ask the user (ask_user). A correction ("actually, ...") is the user's answer given before being asked, so it
 settles what would be asked (`correction_first`: before the two gaps, engram's former order); so does a stated
 change ("moved", "now lives", "no longer"): the value changed, the new one holds from when it was said.
 Before any of these, time: a value that became true before the current one did is older news, kept as history.
@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
-from engram.model.memories import ConflictStrategy, FactSource
+from engram.model.memories import ConflictKind, ConflictStrategy, FactSource
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def decide(old: Side, new: Side, *, confidence_gap: float, recency_gap_days: flo
     """The rule that settles `old` against `new`, the first that applies, and its winner (None: ask the user)."""
     old_domain, new_domain = old.source == "domain", new.source == "domain"
     if old_domain != new_domain:
-        return Decision("trust_domain_database", "old" if old_domain else "new",
+        return Decision("trust_db", "old" if old_domain else "new",
                         "the world's domain database holds this value")
     corrected = new.is_correction and not old.is_correction
     if corrected and correction_first:
@@ -54,7 +54,7 @@ def decide(old: Side, new: Side, *, confidence_gap: float, recency_gap_days: flo
                                                   f"{min(new.confidence, old.confidence):.2f} (gap {gap:.2f})")
     days = abs((new.valid_at - old.valid_at).total_seconds()) / 86_400
     if days > recency_gap_days:
-        return Decision("recency_gap", "new" if new.valid_at > old.valid_at else "old",
+        return Decision("trust_recent", "new" if new.valid_at > old.valid_at else "old",
                         f"{days:.0f} days apart: the more recent holds")
     if corrected:
         return Decision("correction", "new", "the user corrected the earlier statement")
@@ -62,6 +62,14 @@ def decide(old: Side, new: Side, *, confidence_gap: float, recency_gap_days: flo
     if new.is_change and not old.is_change and (new.said_at or new.valid_at) > (old.said_at or old.valid_at):
         return Decision("change", "new", "the statement says the value changed: the new one holds from then")
     return Decision("ask_user", None, "no rule decides: the user is asked")
+
+
+def conflict_kind(old: FactSource, new: FactSource, *, same_predicate: bool) -> ConflictKind:
+    """Seed 004's conflict type: a value of one predicate against the domain database's (one side from it) is
+    memory_vs_db, against another memory memory_vs_memory; facts of different predicates are semantic_conflict."""
+    if not same_predicate:
+        return "semantic_conflict"
+    return "memory_vs_db" if (old == "domain") != (new == "domain") else "memory_vs_memory"
 
 
 def older_news(current: Side, stated: Side, *, undated_slack_days: float = 0.0) -> Decision | None:

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from engram.adapters.offline.asked import Expect, Found, Reading
+from engram.adapters.offline.choosing import from_text
 from engram.adapters.offline.spans import (
     explains,
-    known_as,
     own_story,
     ranked_sentences,
     refers_back,
-    residue,
-    speaks_for,
 )
+from engram.adapters.offline.verdicts import asks_yes_no, verdict
+from engram.adapters.offline.wording import explanation, kind_asked, thing_in
 from engram.model.context import QueryContext
 from engram.model.queries import Answer, ContextItem, Source, SourceKind
 from engram.rules.confidence import answer_confidence
@@ -30,9 +31,8 @@ from engram.rules.grounding import date_mentions
 from engram.rules.text import STOPWORDS, content_terms, stem
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span, Token
+    from spacy.tokens import Doc, Span
 
-Expect = Literal["person", "place", "date", "number", "duration", "thing"]
 UNKNOWN = "I don't know: that is not mentioned in memory."
 UNKNOWN_CONFIDENCE = 0.05
 _LABELS: dict[Expect, frozenset[str]] = {
@@ -49,10 +49,6 @@ _NOT_TOPICAL = frozenset(content_terms(
     "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
     "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
-_GOVERNED = frozenset({"dobj", "attr", "prep", "xcomp", "ccomp", "acomp", "oprd", "pobj", "dative"})
-_MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
-_SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
                         r"wednesday|thursday|friday|saturday|sunday|days?)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
@@ -62,35 +58,6 @@ _MONTH_DAY = re.compile(rf"\b{_MONTH}[a-z]*\.? \d\d?\b|\b\d\d?(?:st|nd|rd|th)? (
 _SEASON_WORDS = re.compile(r"\b(spring|summer|autumn|fall|winter)\b", re.I)
 _MONTH_WORDS = re.compile(r"\b(?:months?|january|february|march|april|may|june|july|august|september|october|"
                           r"november|december)\b", re.I)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a question asks: the kind of value, its topical terms (stemmed, names left out), the names it says,
-    whether it wants several values ("what books") and whether it insists on the present ("now")."""
-
-    expects: Expect
-    terms: frozenset[str]
-    names: frozenset[str]
-    several: bool = False
-    now: bool = False
-    relation: frozenset[str] = frozenset()  # the question's own verbs ("realize"): the terms that weigh double
-    explains: bool = False  # "why" or "how" a thing: answered by a sentence's own words, not one phrase
-
-    def covered(self, text: str) -> float:
-        """The share of the question's terms a text holds, its verbs counted twice."""
-        said = content_terms(text)
-        total = len(self.terms) + len(self.relation)
-        return (len(self.terms & said) + len(self.relation & said)) / total if total else 0.0
-
-
-@dataclass(frozen=True)
-class Found:
-    """An answer's value and what it rests on."""
-
-    content: str
-    items: tuple[ContextItem, ...]
-    confidence: float
 
 
 def read_question(question: str, doc: Doc) -> Reading:
@@ -121,7 +88,8 @@ def read_question(question: str, doc: Doc) -> Reading:
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
-                   expects == "thing" and explains(question))
+                   expects == "thing" and explains(question), wh,
+                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"), kind_asked(doc) - names)
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -132,7 +100,9 @@ def compose(context: QueryContext, question: str | None = None) -> Found | None:
     text = question or context.question
     doc = shared_engine().doc(text)
     reading = read_question(text, doc)
-    parts = [from_facts(r, context.items) or from_text(r, context.items) for r in _each_verb(reading, doc)]
+    if asks_yes_no(doc):
+        return verdict(reading, doc, context.items)
+    parts = [from_facts(r, context.items) or from_text(r, context.items, read_span) for r in _each_verb(reading, doc)]
     found = [f for f in parts if f is not None]
     if len(parts) == 1 or not found:
         return found[0] if found else None
@@ -255,56 +225,6 @@ def _since(fact: ContextItem) -> datetime:
 
 
 # ---------------------------------------------------------------- from retrieved text
-def from_text(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
-    """A span of the wanted type from the turns covering the question best (several turns' spans when several
-    values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
-    summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
-    where it is about them: said by them (an alias the entity items carry counts), or naming them."""
-    if not reading.terms:
-        return None
-    ranked = []
-    for n, item in enumerate(items):
-        if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
-                item.kind in ("episodic", "summary") and _attributed(item.text, reading.names)):
-            cover = reading.covered(_statements(item.text))
-            if cover >= _MIN_COVERAGE:
-                ranked.append((cover, item.score, -n, item))
-    ranked.sort(key=lambda r: r[:3], reverse=True)
-    from engram.adapters.spacy_engine import shared_engine
-
-    spans: list[tuple[str, float, ContextItem]] = []
-    known = replace(reading, names=known_as(reading.names, items))
-    for cover, _, _, item in ranked[:6]:
-        if spans and cover < spans[0][1] * 0.75:
-            break
-        span = read_span(known, shared_engine().doc(_SPEAKER.sub("", item.text)), item.occurred_at,
-                         speaks_for(item.text, known.names))
-        if span and all(span.lower() != s.lower() for s, _, _ in spans):
-            spans.append((span, cover, item))
-            if not reading.several or len(spans) == 3:
-                break
-    if not spans:
-        return None
-    values = [s for s, _, _ in spans]
-    agreeing = sum(1 for _, _, _, i in ranked[:6] if i is not spans[0][2] and values[0].lower() in i.text.lower())
-    confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
-    return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
-
-
-def _attributed(text: str, names: frozenset[str]) -> bool:
-    """Whether a text that mixes speakers (an episode, a summary) can answer for the people the question names:
-    it must report them by name in the third person ("Vera said ..."), not only address them."""
-    if not names:
-        return True
-    return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
-                          r"is|was|has|had|lives|works)\b", text, re.I))
-
-
-def _statements(text: str) -> str:
-    """The text without its questions."""
-    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
-
-
 def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True) -> str | None:
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against
@@ -318,7 +238,7 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
         return next((d for s in said if (d := _date_in(s, said_at))), None) or (
             _day(said_at) if said_at else None)
     if reading.expects == "thing":
-        read = residue if reading.explains else _thing_in
+        read = explanation if reading.explains else thing_in
         return next((t for s in said if (t := read(reading, s))), None)
     for sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
@@ -384,52 +304,6 @@ def say_when(expression: str, when: datetime, said_at: datetime) -> str:
     if _MONTH_WORDS.search(expression):
         return f"{when:%B} {when.year}"
     return str(when.year)
-
-
-def _thing_in(reading: Reading, sent: Span) -> str | None:
-    """The phrase the question's words lead to in the sentence: the noun phrase a question word governs (its
-    object, complement, the phrase after its preposition) or the nouns right after it; else the sentence's
-    noun phrase nearest to the question's words that says something the question does not."""
-    said = reading.terms | reading.names
-    chunks = [c for c in sent.noun_chunks if c.root.pos_ != "PRON" and content_terms(c.text)
-              and not content_terms(c.text) <= said and stem(c.root.lower_) not in said]
-    anchors = sorted((t for t in sent if stem(t.lower_) in reading.terms and t.pos_ in ("VERB", "NOUN", "ADJ")),
-                     key=lambda t: t.pos_ != "VERB")
-    found = None
-    for anchor in anchors:
-        governed = {t.i for child in anchor.children if child.dep_ in _GOVERNED for t in child.subtree}
-        found = next((_bare(c) for c in chunks if c.root.i in governed), None) or _nouns_after(anchor, said)
-        if found:
-            break
-    if found is None and chunks:
-        found = _bare(_closest(reading, sent, chunks)[0])
-    if not reading.several or found is None:
-        return found
-    # Several asked for ("what activities"): the sentence's other phrases that say something new, too.
-    return ", ".join(list(dict.fromkeys([found, *(_bare(c) for c in chunks)]))[:3])
-
-
-def _nouns_after(anchor: Token, said: set[str] | frozenset[str]) -> str | None:
-    """The run of nouns (with their adjectives and numbers) that follows a word, past a determiner, possessive,
-    preposition or particle: "researching adoption agencies" -> "adoption agencies"."""
-    doc, i, skipped = anchor.doc, anchor.i + 1, 0
-    while i < len(doc) and skipped < 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
-        i, skipped = i + 1, skipped + 1
-    start = i
-    while i < len(doc) and doc[i].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and i - start < 6:
-        i += 1
-    if i == start or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[start:i]):
-        return None
-    text = doc[start:i].text
-    return text if not content_terms(text) <= said else None
-
-
-def _bare(chunk: Span) -> str:
-    """A noun phrase without its leading determiner or possessive ("my new job" -> "new job")."""
-    tokens = list(chunk)
-    while tokens and tokens[0].dep_ in ("det", "poss") and len(tokens) > 1:
-        tokens = tokens[1:]
-    return chunk.doc[tokens[0].i:tokens[-1].i + 1].text
 
 
 # ---------------------------------------------------------------- shared

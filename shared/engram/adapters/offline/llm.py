@@ -27,6 +27,7 @@ from engram.model.signals import Signal
 from engram.ports import (
     ConflictCheck,
     ConflictingFacts,
+    ContextDigest,
     Coreference,
     ExtractedTriple,
     ExtractionResult,
@@ -37,6 +38,7 @@ from engram.ports import (
     WindowEvent,
     WrittenSummary,
 )
+from engram.query.budget import rule_digest
 from engram.rules.grounding import ground
 from engram.rules.insights import assess_inflection
 from engram.rules.ontology import PredicateMap
@@ -217,6 +219,10 @@ class OfflineLLM:
         """Each sub-question's short answer, each conflicting pair named with both sides, what memory does not
         hold said (engram.adapters.offline.synthesis)."""
         return LLMReply(synthesis.synthesize(context, sub_questions, conflicts), _NO_USAGE, NAME)
+
+    def digest(self, context: QueryContext, *, keep_lines: int) -> LLMReply[ContextDigest]:
+        """The compaction digest by rules: the conversation's last `keep_lines` lines, whitespace collapsed."""
+        return LLMReply(rule_digest(context, keep_lines), _NO_USAGE, NAME)
 
 
 def _best(context: QueryContext, question: str) -> tuple[float, ContextItem | None]:

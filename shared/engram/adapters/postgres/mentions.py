@@ -15,6 +15,7 @@ from engram.model.entities import (
     EntitySighting,
     RecordedMention,
     Resolution,
+    unresolved_method,
 )
 
 _MENTION = (
@@ -28,7 +29,7 @@ class MentionRepo(PostgresBase):
     def record_resolutions(self, world_id: str, resolutions: Sequence[Resolution],
                            aliases: Sequence[EntityAlias] = ()) -> None:
         """Mentions of events still stored (an erased one's are left out, with the aliases they taught); a mention
-        whose entity was erased meanwhile is recorded unresolved."""
+        whose entity was erased meanwhile is recorded unresolved (not_found, or no_candidates)."""
         with self.tx(world_id) as cur:
             live = live_events(cur, world_id, [r.mention.event_id for r in resolutions])
             resolutions = [r for r in resolutions if r.mention.event_id in live]
@@ -37,8 +38,8 @@ class MentionRepo(PostgresBase):
             entities = existing(cur, world_id, "canonical_entities", "entity_id",
                                 [r.entity_id for r in resolutions if r.entity_id is not None])
             resolutions = [r if r.entity_id is None or r.entity_id in entities else
-                           r.model_copy(update={"entity_id": None, "method": "unresolved", "confidence": 0.0,
-                                                "candidates": []}) for r in resolutions]
+                           r.model_copy(update={"entity_id": None, "method": unresolved_method(r.mention.kind),
+                                                "confidence": 0.0, "candidates": []}) for r in resolutions]
             for alias in aliases:
                 upsert_alias(cur, alias)
             cur.executemany(

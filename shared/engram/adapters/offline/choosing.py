@@ -1,0 +1,94 @@
+"""Which retrieved turns the offline answerer reads, in which order, for a question answered from text.
+
+A turn is read when it holds enough of the question's topical terms (its statements, not its questions); the
+turns are read best first, by that cover plus half the retrieval's own score (which reads meaning, not only
+words: the turn the retrieval ranks first often says the answer in other words than the question's). The first span of the wanted type
+the reader finds answers (several spans from several turns when several values are asked for)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engram.adapters.offline.asked import Found
+from engram.adapters.offline.spans import known_as, speaks_for
+from engram.model.queries import ContextItem
+from engram.rules.confidence import answer_confidence
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+    from engram.adapters.offline.asked import Reading
+
+    SpanReader = Callable[[Reading, Doc, datetime | None, bool], str | None]
+
+MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
+SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_READ = 6  # turns read at most
+_SCORE_WEIGHT = 0.5  # the retrieval's score (0-1: its meaning, not only its words) next to the words' cover
+# A "when" question is answered by when its turn was said: the person's own turn the retrieval ranks high answers
+# it on fewer of the question's words ("When did Dana go?" and "Dana: Just back from Lisbon!").
+_DATE_COVERAGE, _STRONG = 0.2, 0.5
+
+
+def ranked_turns(reading: Reading, items: Sequence[ContextItem]) -> list[tuple[float, ContextItem]]:
+    """The items that can answer from their text, with their cover of the question, best first (cover and
+    retrieval score): turns, facts without a predicate, and episodes or summaries that report the people asked
+    about by name."""
+    ranked = []
+    for n, item in enumerate(items):
+        if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
+                item.kind in ("episodic", "summary") and attributed(item.text, reading.names)):
+            cover = reading.covered(statements(item.text))
+            if cover >= MIN_COVERAGE or (reading.expects == "date" and cover >= _DATE_COVERAGE
+                                         and item.score >= _STRONG and speaks_for(item.text, reading.names)):
+                ranked.append((cover + _SCORE_WEIGHT * item.score, -n, cover, item))
+    ranked.sort(key=lambda r: r[:2], reverse=True)
+    return [(cover, item) for _, _, cover, item in ranked]
+
+
+def from_text(reading: Reading, items: Sequence[ContextItem], read_span: SpanReader) -> Found | None:
+    """A span of the wanted type from the turns covering the question best (several turns' spans when several
+    values are asked for); None when no turn covers enough or holds one. Only statements count; an episode or
+    summary (mixing speakers) answers for someone named only where it reports them by name, and a turn only
+    where it is about them: said by them (an alias the entity items carry counts), or naming them."""
+    from engram.adapters.spacy_engine import shared_engine
+
+    if not reading.terms:
+        return None
+    ranked = ranked_turns(reading, items)[:_READ]
+    spans: list[tuple[str, float, ContextItem]] = []
+    known = replace(reading, names=known_as(reading.names, items))
+    for cover, item in ranked:
+        if spans and cover < spans[0][1] * 0.75:
+            break
+        span = read_span(known, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at,
+                         speaks_for(item.text, known.names))
+        if span and all(span.lower() != s.lower() for s, _, _ in spans):
+            spans.append((span, cover, item))
+            if not reading.several or len(spans) == 3:
+                break
+    if not spans:
+        return None
+    values = [s for s, _, _ in spans]
+    agreeing = sum(1 for _, i in ranked if i is not spans[0][2] and values[0].lower() in i.text.lower())
+    confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
+    return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
+
+
+def attributed(text: str, names: frozenset[str]) -> bool:
+    """Whether a text that mixes speakers (an episode, a summary) can answer for the people the question names:
+    it must report them by name in the third person ("Vera said ..."), not only address them."""
+    if not names:
+        return True
+    return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
+                          r"is|was|has|had|lives|works)\b", text, re.I))
+
+
+def statements(text: str) -> str:
+    """The text without its questions."""
+    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))

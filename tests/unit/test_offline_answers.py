@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engram.adapters.offline import answers
+from engram.adapters.offline.answers import UNKNOWN
 from engram.adapters.offline.llm import OfflineLLM
 from engram.model.context import QueryContext
 from engram.model.queries import ContextItem
@@ -116,6 +117,20 @@ def test_only_a_settled_fact_reaches_high_and_text_never_does() -> None:
     assert answer_confidence(from_fact=True, coverage=1.0) >= 0.75
     assert answer_confidence(from_fact=True, coverage=1.0, open_conflict=True) < 0.75
     assert answer_confidence(from_fact=False, coverage=1.0, agreeing=5) < 0.75
+    assert answer_confidence(from_fact=True, coverage=1.0, agreeing=2, typed=False) < 0.75
+
+
+@pytest.mark.parametrize(("question", "predicate", "value", "high"), [
+    ("Where does Nadia live?", "lives_in", "Porto", True),
+    ("What did Nadia get promoted to?", "get_promoted_to", "manager", False),
+    ("Since when does Nadia live in Porto?", "lives_in", "Porto", False),
+])
+def test_only_a_fact_of_a_known_relation_answers_high(question: str, predicate: str, value: str, high: bool) -> None:
+    item = ContextItem(kind="semantic", id="m1", text=f"Nadia {predicate} {value}", score=0.9, subject="Nadia",
+                       predicate=predicate, object=value, valid_from=SAID, occurred_at=SAID)
+    found = OfflineLLM().force_answer(_context(question, item), temperature=0.0).value
+
+    assert found.content != UNKNOWN and (found.confidence >= 0.75) is high  # type: ignore[union-attr]
 
 
 def test_the_offline_model_asks_for_a_search_before_saying_it_does_not_know() -> None:

@@ -45,12 +45,15 @@ def explain(factors: ConfidenceFactors | None, stored: float, last_validated_at:
 
 
 def answer_confidence(*, from_fact: bool, coverage: float, agreeing: int = 0, disagreeing: int = 0,
-                      open_conflict: bool = False, recency: float = 1.0, stale: bool = False) -> float:
+                      open_conflict: bool = False, recency: float = 1.0, stale: bool = False,
+                      typed: bool = True) -> float:
     """How sure an answer is, from what it rests on: a stored fact starts higher than a span read from retrieved
     text (which never reaches "high"); `coverage` (0-1) is how much of the question the evidence matched;
     each other source that agrees adds a little, any that disagrees or an open conflict takes much away (an
     unsettled answer stays below "high"); `recency` (0-1) is the passive decay of the evidence; `stale`: the
-    question asks what holds now and the value is one known to have ended (never "high")."""
+    question asks what holds now and the value is one known to have ended (never "high"); `typed`: the fact is a
+    relation read by a known pattern (lives_in, works_at...), not a verb's free reading, whose value is no surer
+    than the text it was read from (never "high")."""
     coverage = min(1.0, max(0.0, coverage))
     score = 0.55 + 0.35 * coverage if from_fact else 0.15 + 0.35 * coverage
     score += 0.05 * min(agreeing, 2)
@@ -61,4 +64,4 @@ def answer_confidence(*, from_fact: bool, coverage: float, agreeing: int = 0, di
     if stale:
         score = min(score, 0.6)
     score *= 0.8 + 0.2 * min(1.0, max(0.0, recency))
-    return round(min(0.95 if from_fact else 0.6, max(0.05, score)), 2)
+    return round(min(0.95 if from_fact and typed else 0.6, max(0.05, score)), 2)

@@ -103,15 +103,16 @@ def test_the_offline_model_answers_in_one_call_when_the_context_holds_the_answer
     assert not isinstance(reply.value, NeedsMoreInfo) and "Lisbon" in reply.value.content
 
 
-def test_the_offline_model_asks_only_for_what_the_question_points_at() -> None:
+def test_the_offline_model_asks_only_for_what_it_can_read() -> None:
+    """It reads facts and turns, never an entity record's text: a named entity's summary is worth no round; with
+    nothing in view, a search with the question's words is."""
     llm = OfflineLLM()
     dana = ContextItem(kind="entity", id="ent_dana", text="Dana (person) [summary]", full=False, name="Dana")
-    sam = ContextItem(kind="entity", id="ent_sam", text="Sam (person) [summary]", full=False, name="Sam")
-    unnamed = _context(sam, question="Who is Dana's dentist?")
-    named = _context(sam, dana, question="Who is Dana's dentist?")
+    named = _context(dana, question="Who is Dana's dentist?")
+    empty = _context(question="Who is Dana's dentist?")
 
-    asked = llm.answer(named, can_request_more=True, remaining_info_requests=3, temperature=0.0).value
-    guessed = llm.answer(unnamed, can_request_more=True, remaining_info_requests=3, temperature=0.0).value
+    answered = llm.answer(named, can_request_more=True, remaining_info_requests=3, temperature=0.0).value
+    asked = llm.answer(empty, can_request_more=True, remaining_info_requests=3, temperature=0.0).value
 
-    assert isinstance(asked, NeedsMoreInfo) and [r.params for r in asked.info_requests] == [{"entity_id": "ent_dana"}]
-    assert not isinstance(guessed, NeedsMoreInfo) and guessed.content.startswith("I don't know")  # Sam: no round
+    assert not isinstance(answered, NeedsMoreInfo) and answered.content.startswith("I don't know")
+    assert isinstance(asked, NeedsMoreInfo) and [r.capability for r in asked.info_requests] == ["search_memories"]

@@ -123,6 +123,7 @@ def test_only_a_settled_fact_reaches_high_and_text_never_does() -> None:
 @pytest.mark.parametrize(("question", "predicate", "value", "high"), [
     ("Where does Nadia live?", "lives_in", "Porto", True),
     ("What did Nadia get promoted to?", "get_promoted_to", "manager", False),
+    ("What does Nadia like?", "likes", "turtles", False),
     ("Since when does Nadia live in Porto?", "lives_in", "Porto", False),
 ])
 def test_only_a_fact_of_a_known_relation_answers_high(question: str, predicate: str, value: str, high: bool) -> None:

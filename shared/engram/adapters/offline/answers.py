@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Expect, Found, Reading
 from engram.adapters.offline.choosing import from_text
-from engram.adapters.offline.lexicon import CANONICAL_NAMES, OWN_NOUNS
+from engram.adapters.offline.lexicon import CANONICAL_NAMES, OWN_NOUNS, STANCES
 from engram.adapters.offline.spans import (
     explains,
     own_story,
@@ -44,8 +44,9 @@ _PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "company"
                           "office", "employer", "restaurant", "shop", "store", "venue", "location"})
 _WHERE_PREDICATES = frozenset({"lives_in", "works_at", "comes_from", "born_in"})  # objects that answer "where"
 # Relations read by a known pattern: only their facts may answer "high"; a fact named after any other verb ("get
-# promoted", "paint") is a free reading of one sentence, and a date is a valid time resolved from words.
-_TYPED_PREDICATES = CANONICAL_NAMES | frozenset(OWN_NOUNS.values()) | {"name", "spouse", "is_married_to"}
+# promoted", "paint") is a free reading of one sentence, a stance ("likes turtles") holds many values and says no
+# reason, and a date is a valid time resolved from words.
+_TYPED_PREDICATES = (CANONICAL_NAMES - STANCES) | frozenset(OWN_NOUNS.values()) | {"name", "spouse", "is_married_to"}
 _DATE_NOUNS = frozenset({"year", "date", "day", "month", "time", "week"})
 _ASKING = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how", "why"})
 # Words that shape a question rather than say what it is about, light verbs among them ("did she go to...").
@@ -190,7 +191,8 @@ def from_facts(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
                                    disagreeing=len(values) - 1 if not reading.several else 0,
                                    open_conflict=len(values) > 1 and not reading.several,
                                    stale=ended and reading.now,
-                                   typed=head.predicate in _TYPED_PREDICATES and reading.expects != "date")
+                                   typed=head.predicate in _TYPED_PREDICATES and reading.expects != "date"
+                                   and not reading.explains)
     return Found(content, tuple(current + history + agreeing), confidence)
 
 

@@ -101,20 +101,14 @@ class OfflineLLM:
     def answer(self, context: QueryContext, *, can_request_more: bool, remaining_info_requests: int,
                temperature: float) -> LLMReply[Answer | NeedsMoreInfo]:
         """Answer with the value asked for (engram.adapters.offline.answers) when the context holds it; lacking one,
-        ask for what the question points at: the entities it names that the context holds only as summaries, or,
-        with no entity in view, a search with its words. Otherwise it says it does not know: the first context is
-        the fused search for the question already, and an entity it does not name is a guess worth no round (each
-        round resends the whole prompt)."""
+        and with no entity in view, ask for a search with its words. Otherwise it says it does not know: the first
+        context is the fused search for the question already, and an entity's full record is not asked for because
+        this answerer reads facts and turns, never a record's text (measured on LoCoMo: the same answers, 34% more
+        tokens); each round resends the whole prompt."""
         signals = self._question_signals(context.question)
         reply = answers.answer(context)
         if reply.content != answers.UNKNOWN or not (can_request_more and remaining_info_requests > 0):
             return LLMReply(reply, _NO_USAGE, NAME, signals)
-        named = _named_summaries(context)
-        if named:
-            return LLMReply(NeedsMoreInfo(info_requests=[InfoRequest(
-                capability="expand_entity", params={"entity_id": e},
-                reason="the question names this entity and the context holds only its summary")
-                for e in named[:2]], reason="a named entity's full record is missing"), _NO_USAGE, NAME, signals)
         if context.all_entity_ids():
             return LLMReply(reply, _NO_USAGE, NAME, signals)
         if context.memory_capabilities:
@@ -275,10 +269,3 @@ def _same_thing(a: str, b: str) -> bool:
     """The same object, or one naming the other with more words ("coffee", "black coffee")."""
     ta, tb = content_terms(a), content_terms(b)
     return bool(ta and tb) and (ta <= tb or tb <= ta)
-
-
-def _named_summaries(context: QueryContext) -> list[str]:
-    """Entities held only as summaries whose every name word the question says: highly relevant, not yet known."""
-    question = content_terms(context.question)
-    return [i.id for i in context.items if i.kind == "entity" and not i.full and i.name
-            and i.id not in context.expanded_entity_ids and (terms := content_terms(i.name)) and terms <= question]

@@ -156,12 +156,7 @@ def test_a_different_embedding_dimension_is_refused_with_a_clear_error(pg_url: s
 
 def test_mentions_stored_before_migration_0018_get_opaque_ids_and_new_ones_do_too(
         pg_server: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engram.adapters.postgres.embedded import ensure_database
-
-    url = ensure_database(pg_server, f"mentions_{os.getpid()}")
-    with monkeypatch.context() as before:
-        before.setattr(migrations, "migration_files", lambda: [m for m in migration_files() if m[0] < 18])
-        apply_migrations(url, 384)
+    url = _migrated_before(18, pg_server, monkeypatch, "mentions")
     mention = ("INSERT INTO entity_mentions (world_id, event_id, mention, kind, span_start, span_end, method, "
                "confidence) VALUES (%s, 'e1', 'Ana', 'name', %s, %s, 'created', 1)")
     with psycopg.connect(url, autocommit=True) as conn:
@@ -180,12 +175,7 @@ def test_mentions_stored_before_migration_0018_get_opaque_ids_and_new_ones_do_to
 
 def test_names_stored_before_migration_0025_become_the_documents_names(
         pg_server: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engram.adapters.postgres.embedded import ensure_database
-
-    url = ensure_database(pg_server, f"names_{os.getpid()}")
-    with monkeypatch.context() as before:
-        before.setattr(migrations, "migration_files", lambda: [m for m in migration_files() if m[0] < 25])
-        apply_migrations(url, 384)
+    url = _migrated_before(25, pg_server, monkeypatch, "names")
     mentions = [("Ana", "name", "created"), ("she", "pronoun", "coreference"), ("Acme", "name", "domain"),
                 ("Zed", "name", "unresolved"), ("they", "pronoun", "unresolved"), ("my boss", "description", "unresolved"),
                 ("Bo", "name", "disambiguation_required"), ("Cy", "name", "exact")]
@@ -228,3 +218,14 @@ def test_names_stored_before_migration_0025_become_the_documents_names(
                        ("c3", "semantic_conflict", "ask_user"), ("c4", "memory_vs_memory", "confidence_gap"),
                        ("c5", "memory_vs_memory", None)]
     assert weights == ({"domain_db": 0.5, "user": 1.0},) and default == ("memory_vs_memory",)
+
+
+def _migrated_before(number: int, pg_server: object, monkeypatch: pytest.MonkeyPatch, name: str) -> str:
+    """A new database with the migrations before `number` applied: the state a release before it left."""
+    from engram.adapters.postgres.embedded import ensure_database
+
+    url = ensure_database(pg_server, f"{name}_{os.getpid()}")
+    with monkeypatch.context() as before:
+        before.setattr(migrations, "migration_files", lambda: [m for m in migration_files() if m[0] < number])
+        apply_migrations(url, 384)
+    return url

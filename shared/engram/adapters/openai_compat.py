@@ -17,7 +17,7 @@ import openai
 from openai.lib._pydantic import to_strict_json_schema
 from pydantic import BaseModel, create_model
 
-from engram.adapters.structured import TOOLS, Attempt, StructuredLLM
+from engram.adapters.structured import TOOLS, Attempt, StructuredLLM, without
 from engram.config import Settings
 from engram.errors import ConfigurationError, InvalidInput, LLMUnavailable
 from engram.ports import LLM, Usage
@@ -35,22 +35,12 @@ def response_schema(tools: tuple[str, ...]) -> dict[str, Any]:
         fields: dict[str, Any] = {"tool": (Literal[tools], ...), "input": (inputs, ...)}
         model = create_model("reply", **fields)
         name, description = "reply", " Or: ".join(f"{t}: {TOOLS[t][1]}" for t in tools)
-    return {"name": name, "description": description, "schema": _supported(to_strict_json_schema(model)),
+    return {"name": name, "description": description, "schema": without(to_strict_json_schema(model), _UNSUPPORTED),
             "strict": True}
 
 
 # Keywords strict mode refuses (OpenAI answers 400); pydantic still checks them on the reply, and retries.
 _UNSUPPORTED = frozenset({"default", "minLength", "maxLength", "title"})  # a title is read by no model
-
-
-def _supported(schema: Any) -> Any:
-    """The schema without `_UNSUPPORTED` keywords (a property of that name, under `properties`, stays)."""
-    if isinstance(schema, list):
-        return [_supported(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    return {k: ({n: _supported(v) for n, v in value.items()} if k in ("properties", "$defs") else _supported(value))
-            for k, value in schema.items() if k not in _UNSUPPORTED}
 
 
 class OpenAICompatibleLLM(StructuredLLM):

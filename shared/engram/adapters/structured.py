@@ -267,14 +267,23 @@ def tool_schema(name: str) -> dict[str, Any]:
     return bare(schema) if name in _BARE else schema
 
 
-def bare(schema: Any) -> Any:
-    """A JSON schema without `description`s and `default`s (properties of those names, under `properties`, stay)."""
+def without(schema: Any, keywords: frozenset[str]) -> Any:
+    """A JSON schema without the given keywords (properties of those names, under `properties`, stay)."""
     if isinstance(schema, list):
-        return [bare(s) for s in schema]
+        return [without(s, keywords) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    return {k: ({n: bare(v) for n, v in value.items()} if k in ("properties", "$defs") else bare(value))
-            for k, value in schema.items() if k not in ("description", "default")}
+    return {k: ({n: without(v, keywords) for n, v in value.items()} if k in ("properties", "$defs")
+                else without(value, keywords))
+            for k, value in schema.items() if k not in keywords}
+
+
+_UNREAD = frozenset({"description", "default"})
+
+
+def bare(schema: Any) -> Any:
+    """A JSON schema without `description`s and `default`s (properties of those names, under `properties`, stay)."""
+    return without(schema, _UNREAD)
 
 
 def lean(schema: Any) -> Any:

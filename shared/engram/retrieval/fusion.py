@@ -48,18 +48,7 @@ class Scored(NamedTuple):
 def relevance(doc: IndexDocument, similarity: float, query_entities: Sequence[str], now: datetime,
               h: Heuristics) -> float:
     """The multi-signal relevance times effective confidence (facts and summaries decay since validated)."""
-    retrieval = h.retrieval
-    half_life = retrieval.recency_half_life_long_days if doc.kind in _LONG_LIVED else retrieval.recency_half_life_days
-    # a fact's restatements up to `reinforcement_full_count`; what has no reinforcement count, the neutral default
-    reinforcement = (min(1.0, doc.reinforcements / retrieval.reinforcement_full_count) if doc.kind == "semantic"
-                     else retrieval.reinforcement_default)
-    signal = (retrieval.weight_semantic * max(0.0, similarity)
-              + retrieval.weight_entity * jaccard(doc.entity_ids, query_entities)
-              + retrieval.weight_recency * recency(doc.occurred_at, now, half_life, whole_days=True)
-              + retrieval.weight_importance * doc.importance
-              + retrieval.weight_reinforcement * reinforcement)
-    confidence = effective_confidence(doc.confidence, doc.validated_at, now, h.extract.decay_half_life_days, 1.0)
-    return signal * confidence
+    return _relevance_of(query_entities, now, h)(doc, similarity)
 
 
 def in_time(doc: IndexDocument, windows: Sequence[TimeWindow], h: Heuristics) -> float:
@@ -101,8 +90,7 @@ def fuse(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
 
 
 def _relevance_of(query_entities: Sequence[str], now: datetime, h: Heuristics) -> Callable[[IndexDocument, float], float]:
-    """`relevance` for one query: its constants read once, the same arithmetic in the same order (fusion calls
-    it for each of ~400 candidates)."""
+    """`relevance` for one query, its constants read once (fusion calls it for each of ~400 candidates)."""
     retrieval = h.retrieval
     wanted = set(query_entities)
     w_sem, w_ent, w_rec = retrieval.weight_semantic, retrieval.weight_entity, retrieval.weight_recency
@@ -113,9 +101,9 @@ def _relevance_of(query_entities: Sequence[str], now: datetime, h: Heuristics) -
 
     def signal_of(doc: IndexDocument, similarity: float) -> float:
         long_lived = doc.kind in _LONG_LIVED
+        # a fact's restatements up to `reinforcement_full_count`; what has no reinforcement count, the neutral default
         reinforcement = min(1.0, doc.reinforcements / full) if doc.kind == "semantic" else default
-        ids = set(doc.entity_ids)
-        entity = len(ids & wanted) / len(ids | wanted) if ids and wanted else 0.0
+        entity = jaccard(doc.entity_ids, wanted) if wanted else 0.0
         signal = (w_sem * max(0.0, similarity) + w_ent * entity
                   + w_rec * recency(doc.occurred_at, now, long_half if long_lived else short_half, whole_days=True)
                   + w_imp * doc.importance + w_rei * reinforcement)

@@ -20,8 +20,9 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
 _NUMBER = r"(?P<n>\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(?P<unit>days?|weeks?|months?|years?)"
+# The lookahead holds every alternative's first character: the engine skips most positions before trying them.
 _RELATIVE = re.compile(
-    r"\b(?:(?P<day>today|tonight|this morning|this afternoon|this evening|yesterday|tomorrow)"
+    r"(?=[0-9aefilnosty])\b(?:(?P<day>today|tonight|this morning|this afternoon|this evening|yesterday|tomorrow)"
     rf"|(?P<which>next|last|this|on)\s+(?P<weekday>{'|'.join(_WEEKDAYS)})"
     r"|(?P<pwhich>next|last|this)\s+(?P<period>week|weekend|month|year|spring|summer|autumn|fall|winter)"
     rf"|{_NUMBER}\s+{_UNIT}\s+(?P<dir>ago|from now)"

@@ -31,6 +31,10 @@ def _span(text: str) -> list[tuple[date, date]]:
     ("What did I do yesterday?", (date(2026, 6, 9), date(2026, 6, 10))),
     ("What did we discuss last week?", (date(2026, 6, 1), date(2026, 6, 8))),
     ("Anything this month?", (date(2026, 6, 1), date(2026, 7, 1))),
+    # Abbreviated, lower- or upper-case months and a year closing the text: the cheap test before the patterns.
+    ("met on jan. 5, 2020", (date(2020, 1, 5), date(2020, 1, 6))),
+    ("MOVED IN SEP 2021", (date(2021, 9, 1), date(2021, 10, 1))),
+    ("since 2019", (date(2019, 1, 1), date(2020, 1, 31))),
 ])
 def test_a_date_in_a_query_is_a_window_of_time(text: str, span: tuple[date, date]) -> None:
     assert _span(text) == [span]

@@ -131,6 +131,21 @@ def test_a_text_without_a_date_names_none() -> None:
     assert date_mentions("My name is May.", T0) == []
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # Upper case, a date closing the text, and text beyond ASCII (told by the pattern, not by the word set).
+    ("NEXT FRIDAY", datetime(2026, 3, 6, tzinfo=UTC)),
+    ("We met Dec. 24, 2019", datetime(2019, 12, 24, tzinfo=UTC)),
+    ("Zoë flew to Málaga 3 days ago", datetime(2026, 3, 1, tzinfo=UTC)),
+    ("Zoë opened her café in 2019", datetime(2019, 1, 1, tzinfo=UTC)),
+])
+def test_a_date_is_found_in_any_case_and_any_script(text: str, expected: datetime) -> None:
+    assert ground(text, T0) == expected
+
+
+def test_words_that_hold_a_date_word_name_no_date() -> None:
+    assert date_mentions("Her birthday was a Mondays-only thing, #20230", T0) == []
+
+
 def test_the_date_is_taken_out_of_the_statement_and_kept_as_when() -> None:
     assert without_dates("Next Friday I start at Globex.") == ("I start at Globex.", "Next Friday")
     [s] = statements("I moved to Porto last year.")

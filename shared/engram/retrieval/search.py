@@ -14,6 +14,7 @@ from typing import Protocol, TypeVar
 
 from engram.errors import TransientStoreError
 from engram.model.common import utcnow
+from engram.model.entities import CanonicalEntity
 from engram.model.heuristics import Heuristics
 from engram.model.search import (
     Brain,
@@ -135,6 +136,9 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)
     graph_f = _timed(timings, "graph", lambda: graph_brain(
         clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h) if kinds else [])
+    # The entities serendipity may suggest are the reached ones: read while the brains and the ranking run.
+    related_f = _BRAINS.submit(clients.store.get_entities, world_id, list(reached)) \
+        if reached and h.retrieval.serendipity_limit > 0 else None
     expansion_f = _timed(timings, "expansion", lambda: expansion_brain(
         clients, world_id, query, reached, vector, user_id=user_id, h=h, names=[e.name for e in entities])
         if "event" in kinds else []) if expanding else None
@@ -201,7 +205,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                 "graph": BrainReport(candidates=len(graph), elapsed_ms=timings.get("graph", 0.0)),
                 **({"expansion": BrainReport(candidates=len(expansion), elapsed_ms=timings.get("expansion", 0.0))}
                    if expanding else {})},
-        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id),
+        serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id, related_f),
         unavailable=unavailable, nothing_relevant=bool(scored) and not passed,
     )
 
@@ -306,9 +310,10 @@ def _interpretation(intent: QueryClass, weights: dict[str, float], entities: lis
 
 
 def _serendipity(clients: SearchPorts, world_id: str, reached: dict[str, float], query_entities: list[str],
-                 hits: list[SearchHit], h: Heuristics, user_id: str | None) -> list[Suggestion]:
+                 hits: list[SearchHit], h: Heuristics, user_id: str | None,
+                 related: Future[list[CanonicalEntity]] | None = None) -> list[Suggestion]:
     """Entities near the question's (or else the top hits') that no hit shows, over the edges the user sees:
-    worth a look, not ranked."""
+    worth a look, not ranked. `related`: the reached entities, read already."""
     if h.retrieval.serendipity_limit <= 0:
         return []
     shown = {e for hit in hits for e in hit.entity_ids} | {hit.doc_id for hit in hits if hit.kind == "entity"}
@@ -323,7 +328,9 @@ def _serendipity(clients: SearchPorts, world_id: str, reached: dict[str, float],
                   if e not in shown and e not in query_entities][: h.retrieval.serendipity_limit]
     if not candidates:
         return []
-    by_id = {e.entity_id: e for e in clients.store.get_entities(world_id, candidates)}
+    wanted = set(candidates)
+    by_id = {e.entity_id: e for e in (related.result() if related is not None
+                                      else clients.store.get_entities(world_id, candidates)) if e.entity_id in wanted}
     # The confidence is the entity's graph weight: 1 for a seed, halving (`graph_hop_decay`) per hop.
     return [Suggestion(entity_id=e, name=by_id[e].name, reason=reason, confidence=round(reached[e], 4))
             for e in candidates if e in by_id]

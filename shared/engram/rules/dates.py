@@ -28,7 +28,11 @@ _PATTERNS = [
     re.compile(rf"\b{_LEAD}{_PART_REQUIRED}{_MONTH}\b(?!\s+\d)", re.I),
     re.compile(rf"\b{_LEAD}(?:in\s+)?{_YEAR}\b", re.I),  # in 2023
 ]
-_RELATIVE = re.compile(r"\b(?P<rel>yesterday|today|tonight|last\s+(?:week|weekend|month|year|night)|"
+# Every absolute pattern holds a month or a year as a whole word: one cheap search before the six patterns (the
+# lookahead on the first letters lets the engine skip most positions before it tries the alternatives).
+_ABSOLUTE = re.compile(r"(?=[12adfjmnos])(?<!\w)(?:(?:19|20)\d\d|" + "|".join(sorted(_MONTHS, key=len, reverse=True))
+                       + r")\b", re.I)
+_RELATIVE = re.compile(r"(?=[aflty])\b(?P<rel>yesterday|today|tonight|last\s+(?:week|weekend|month|year|night)|"
                        r"this\s+(?:week|weekend|month|year)|(?:a\s+)?few\s+days\s+ago)\b", re.I)
 _COUNT = {"a": 1, "one": 1, "two": 2, "three": 3}
 
@@ -58,7 +62,7 @@ class TimeWindow:
 def time_windows(text: str, now: datetime) -> list[TimeWindow]:
     """The windows the text names, left to right, without overlaps."""
     found: list[tuple[int, int, TimeWindow]] = []
-    for pattern in _PATTERNS:
+    for pattern in _PATTERNS if _ABSOLUTE.search(text) else ():
         for m in pattern.finditer(text):
             if any(m.start() < e and s < m.end() for s, e, _w in found):
                 continue

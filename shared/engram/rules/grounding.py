@@ -8,6 +8,7 @@ before the one it was said in; "last summer" is the latest summer already over (
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,13 +21,30 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
 _NUMBER = r"(?P<n>\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(?P<unit>days?|weeks?|months?|years?)"
+# The lookahead holds every alternative's first character: the engine skips most positions before trying them.
 _RELATIVE = re.compile(
-    r"\b(?:(?P<day>today|tonight|this morning|this afternoon|this evening|yesterday|tomorrow)"
+    r"(?=[0-9aefilnosty])\b(?:(?P<day>today|tonight|this morning|this afternoon|this evening|yesterday|tomorrow)"
     rf"|(?P<which>next|last|this|on)\s+(?P<weekday>{'|'.join(_WEEKDAYS)})"
     r"|(?P<pwhich>next|last|this)\s+(?P<period>week|weekend|month|year|spring|summer|autumn|fall|winter)"
     rf"|{_NUMBER}\s+{_UNIT}\s+(?P<dir>ago|from now)"
     rf"|in\s+(?P<n2>\d{{1,3}}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
     r"(?P<unit2>days?|weeks?|months?|years?))\b", re.I)
+
+# A word every date expression here or in `dates.time_windows` holds (a unit, a day or part of one, a weekday, a
+# season, a month, a year), whole (between word boundaries): a text with none is dateless without the patterns (most
+# are). ASCII text is told by its words in a set; any other by a pattern, which folds case as the patterns do.
+_TRIGGERS = {"today", "tonight", "morning", "afternoon", "evening", "night", "yesterday", "tomorrow", "day", "days",
+             "week", "weeks", "weekend", "month", "months", "year", "years", *_WEEKDAYS, *_SEASONS,
+             *(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m)}
+_TRIGGER_WORDS = frozenset(_TRIGGERS | {str(y) for y in range(1900, 2100)})
+_WORD = re.compile(r"\w+")
+_TRIGGER = re.compile(rf"\b(?:(?:19|20)\d\d|{'|'.join(sorted(_TRIGGERS, key=len, reverse=True))})\b", re.I)
+
+
+def _may_name_a_date(text: str) -> bool:
+    if text.isascii():
+        return not _TRIGGER_WORDS.isdisjoint(_WORD.findall(text.lower()))
+    return _TRIGGER.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -40,6 +58,8 @@ class DateMention:
 def date_mentions(text: str, said_at: datetime) -> list[DateMention]:
     """The date expressions of a text, left to right, each grounded against `said_at`."""
     found: list[DateMention] = []
+    if not _may_name_a_date(text):
+        return found
     for m in _RELATIVE.finditer(text):
         found.append(DateMention(m.group(0), m.start(), m.end(), _relative(m, _day(said_at))))
     for w in time_windows(text, said_at):  # absolute dates: "in 2019", "May 3, 2023", "in June"

@@ -3,7 +3,8 @@
 A turn is read when it holds enough of the question's topical terms (its statements, not its questions); the
 turns are read best first, by that cover plus half the retrieval's own score (which reads meaning, not only
 words: the turn the retrieval ranks first often says the answer in other words than the question's). The first span of the wanted type
-the reader finds answers (several spans from several turns when several values are asked for)."""
+the reader finds answers (several spans from several turns when several values are asked for; a list asked by a
+plural kind, "what activities", also from the retrieval's best turns its person said on fewer of its words)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Expect, Found, Reading
 from engram.adapters.offline.choosing import from_text
+from engram.adapters.offline.leaning import leaning, lists
 from engram.adapters.offline.lexicon import CANONICAL_NAMES, OWN_NOUNS, STANCES
 from engram.adapters.offline.spans import (
     explains,
@@ -94,7 +95,8 @@ def read_question(question: str, doc: Doc) -> Reading:
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
                    expects == "thing" and explains(question), wh,
-                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"), kind_asked(doc) - names)
+                   frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"), kind_asked(doc) - names,
+                   expects in ("thing", "place", "person") and lists(doc))
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -124,7 +126,7 @@ def _value_for(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     fact = from_facts(reading, items)
     if fact is not None and _typed(reading, fact.items[0]):
         return fact
-    return from_text(reading, items, read_span) or fact
+    return from_text(reading, items, read_span) or fact or leaning(reading, items, read_span)
 
 
 def _each_verb(reading: Reading, doc: Doc) -> list[Reading]:

@@ -27,6 +27,7 @@ class Reading:
     wh: str = ""  # the question word ("why", "how", "what"...)
     verbs: frozenset[str] = frozenset()  # the question's verbs' lemmas, light ones too ("give"): what leads to the answer
     kind: frozenset[str] = frozenset()  # the kind of thing asked for ("which superhero", "favorite movie")
+    listing: bool = False  # asks for a list by a plural kind ("what activities", "which cities", "the names of")
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""

@@ -3,7 +3,8 @@
 A turn is read when it holds enough of the question's topical terms (its statements, not its questions); the
 turns are read best first, by that cover plus half the retrieval's own score (which reads meaning, not only
 words: the turn the retrieval ranks first often says the answer in other words than the question's). The first span of the wanted type
-the reader finds answers (several spans from several turns when several values are asked for)."""
+the reader finds answers (several spans from several turns when several values are asked for; a list asked by a
+plural kind, "what activities", also from the retrieval's best turns its person said on fewer of its words)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from engram.adapters.offline.asked import Found
 from engram.adapters.offline.spans import known_as, speaks_for
 from engram.model.queries import ContextItem
 from engram.rules.confidence import answer_confidence
+from engram.rules.text import content_terms
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -29,6 +31,9 @@ MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to
 SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _READ = 6  # turns read at most
+_CLOSE = 0.75  # a further turn is read for a value while it covers this share of the best turn's cover
+_MORE_READ, _MORE_COVER = 10, 0.2  # the retrieval's best turns read for more values, and the cover they need
+_MOST = 3  # values read at most for a question that asks for several
 _SCORE_WEIGHT = 0.5  # the retrieval's score (0-1: its meaning, not only its words) next to the words' cover
 # A "when" question is answered by when its turn was said: the person's own turn the retrieval ranks high answers
 # it on fewer of the question's words ("When did Dana go?" and "Dana: Just back from Lisbon!").
@@ -64,20 +69,51 @@ def from_text(reading: Reading, items: Sequence[ContextItem], read_span: SpanRea
     spans: list[tuple[str, float, ContextItem]] = []
     known = replace(reading, names=known_as(reading.names, items))
     for cover, item in ranked:
-        if spans and cover < spans[0][1] * 0.75:
+        if spans and cover < spans[0][1] * _CLOSE:
             break
         span = read_span(known, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at,
                          speaks_for(item.text, known.names))
         if span and all(span.lower() != s.lower() for s, _, _ in spans):
             spans.append((span, cover, item))
-            if not reading.several or len(spans) == 3:
+            if not reading.several or len(spans) == _MOST:
                 break
     if not spans:
         return None
+    if reading.listing:
+        spans += more_values(known, items, spans, read_span)
     values = [s for s, _, _ in spans]
     agreeing = sum(1 for _, i in ranked if i is not spans[0][2] and values[0].lower() in i.text.lower())
     confidence = answer_confidence(from_fact=False, coverage=spans[0][1], agreeing=agreeing)
     return Found(", ".join(values), tuple(i for _, _, i in spans), confidence)
+
+
+def more_values(reading: Reading, items: Sequence[ContextItem], spans: list[tuple[str, float, ContextItem]],
+                read_span: SpanReader) -> list[tuple[str, float, ContextItem]]:
+    """Further values of a question that asks for several ("What activities does Dana do?"), from the turns the
+    retrieval ranks first that the person asked about said and that hold some of the question's words: a list is
+    told over many turns, most of them in other words than the question's."""
+    from engram.adapters.spacy_engine import shared_engine
+
+    read = {i.id for _, _, i in spans}
+    more: list[tuple[str, float, ContextItem]] = []
+    for item in sorted((i for i in items if i.kind == "event"), key=lambda i: -i.score)[:_MORE_READ]:
+        cover = reading.covered(statements(item.text))
+        if item.id in read or cover < _MORE_COVER or not said_by(item.text, reading.names):
+            continue
+        span = read_span(reading, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at, True)
+        if span and all(span.lower() != s.lower() for s, _, _ in [*spans, *more]):
+            more.append((span, cover, item))
+    return more
+
+
+def said_by(text: str, names: frozenset[str]) -> bool:
+    """Whether a turn names its speaker ("Dana: ...") and that speaker is one the question names (or the start
+    of one: "Mel" for Melanie)."""
+    said = SPEAKER.match(text)
+    if said is None:
+        return False
+    return any((w.startswith(n) and len(n) >= 3) or (n.startswith(w) and len(w) >= 3)
+               for w in content_terms(said.group(0).rstrip(": ")) for n in names)
 
 
 def attributed(text: str, names: frozenset[str]) -> bool:

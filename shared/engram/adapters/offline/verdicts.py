@@ -24,6 +24,7 @@ _AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "did", "does", "do",
                           "could", "would", "will", "should", "might", "may"})
 _SUPPOSING = frozenset({"would", "could", "might", "may", "likely", "probably", "considered"})
 _STRONG, _SOME = 0.5, 0.2  # a retrieval score that reads the same meaning; a share of the question's words
+_GUESS = 0.1  # the confidence of a supposition no turn states
 _NEGATED = re.compile(r"\b(?:not|never|no longer|n't|nor)\b", re.I)
 
 
@@ -46,7 +47,20 @@ def verdict(reading: Reading, doc: Doc, items: Sequence[ContextItem]) -> Found |
         word = ("Likely " if supposing else "") + ("yes" if yes else "no")
         confidence = min(0.4, answer_confidence(from_fact=False, coverage=cover))  # a guess from one turn
         return Found(word[:1].upper() + word[1:], (item,), confidence)
-    return None
+    return _leaning(reading, doc, items)
+
+
+def _leaning(reading: Reading, doc: Doc, items: Sequence[ContextItem]) -> Found | None:
+    """"Likely yes" to a question that only supposes ("Would Dana enjoy a concert?") when no turn says it or its
+    negation: what the retrieval finds about the person is read as leaning to it, and the confidence says it is
+    a guess. None when the question asks what is, or the retrieval's best turn is weak or not about whom it
+    names."""
+    if not reading.names or not {t.lower_ for t in doc} & _SUPPOSING:
+        return None
+    best = max((i for i in items if i.kind == "event"), key=lambda i: i.score, default=None)
+    if best is None or best.score < _STRONG or not _about(best.text, reading.names):
+        return None
+    return Found("Likely yes", (best,), _GUESS)
 
 
 def _strong(reading: Reading, items: Sequence[ContextItem]) -> list[tuple[float, ContextItem]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from engram.adapters.offline import spans
+from engram.adapters.offline import referents, spans
 from engram.adapters.offline.spans import residue
 from engram.rules.text import content_terms, stem
 
@@ -75,8 +75,10 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     anchors = sorted((t for t in sent if (_says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN"))
                       or (t.pos_ == "VERB" and _says(t, asked.verbs))),
                      key=lambda t: (t.pos_ != "VERB", not _says(t, asked.terms), t.i))
-    # A kind the sentence does not say ("which superhero"): the sentence names one of it, by a title or name.
-    named = _title(sent, said, proper=True) if asked.kind and not any(_says(t, asked.kind) for t in sent) else None
+    if referents.asks_what_is_shown(asked.terms) and (image := referents.shown(sent.doc)):
+        return image  # "what did X share a photo of": what the turn's image shows
+    # A kind asked ("which superhero"): a title the sentence gives, or a name when it does not say the kind.
+    named = _title(sent, said, proper=not any(_says(t, asked.kind) for t in sent)) if asked.kind else None
     found = named or next((f for a in anchors if (
         f := _governed(a, said, asked.verbs) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or \
         _title(sent, said)
@@ -84,7 +86,7 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     if found is None and chunks:
         marks = [t.i for t in anchors] or [sent.start]
         found = _phrase(min(chunks, key=lambda c: min(abs(c.root.i - m) for m in marks)).root, said)
-    if found is None or not asked.several or _LISTED.search(found):
+    if found is None or found == named or not asked.several or _LISTED.search(found):
         return found
     others = [p for c in chunks if (p := _phrase(c.root, said)) and p not in found and found not in p]
     return ", ".join(list(dict.fromkeys([found, *others]))[:_SEVERAL])
@@ -168,10 +170,13 @@ def _governed(verb: Token, said: frozenset[str], asked_verbs: frozenset[str] = f
     """The object or complement of a verb (its phrase through a preposition too), else the nouns right after it:
     "researching adoption agencies" -> "adoption agencies", "went to a pottery class" -> "pottery class"; through
     a verb it leads to ("started to learn the violin", "started doing aerial yoga") last."""
+    referent = referents.relative_head(verb) or referents.shared_object(verb)
+    if referent is not None and (found := _phrase(referent, said)):
+        return found  # "the script that I contributed to", "made ice cream and shared it"
     inner = []
     for child in verb.children:
-        if child.i < verb.i:
-            continue
+        if child.i < verb.i or (child.dep_ == "prep" and referents.takes_object_pronoun(verb)):
+            continue  # "shared it with some people": what was shared is not the people
         if child.dep_ in ("prep", "agent"):
             heads = [g for g in child.children if g.dep_ in ("pobj", "pcomp")]
         elif child.dep_ in _OBJECTS:
@@ -221,6 +226,9 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
     found = _phrase(noun, said)
     if found and content_terms(found) - said - _EMPTY:
         return found
+    for referent in (referents.copula_subject(noun), referents.verb_purpose(noun)):
+        if referent is not None and (found := _phrase(referent, said)):
+            return found  # "this necklace is a gift", "an audition for a writing gig"
     for child in noun.children:
         if child.dep_ == "prep":
             for head in child.children:

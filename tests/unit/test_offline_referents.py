@@ -1,0 +1,49 @@
+"""What a sentence's pointing word stands for: a relative clause's noun, a pronoun's earlier object, a copula's
+subject, a verb's purpose, a shared image."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.adapters.offline import answers, referents, wording
+from engram.adapters.spacy_engine import shared_engine
+
+
+def _answer(question: str, text: str) -> str | None:
+    reading = answers.read_question(question, shared_engine().doc(question))
+    sent = next(iter(shared_engine().doc(text).sents))
+    return wording.thing_in(reading, sent)
+
+
+@pytest.mark.parametrize(("question", "text", "expected"), [
+    # the object a relative pronoun stands for
+    ("What did Amara help write that won a prize?", "The short film script that I helped write won a prize!",
+     "short film script"),
+    # "it" takes the first verb's object again; the people it was shared with are not what was shared
+    ("What did Felix bake and bring to his book club?",
+     "I baked lemon poppy seed bread and brought it to some friends at my book club.", "lemon poppy seed bread"),
+    # the copula says what the question's noun is
+    ("What was the uncle's present to Ines?", "This watch is really dear to me - a present from my uncle in my old town.", "watch"),
+    # what the verb's object is for, hung on the verb by the parse
+    ("What was Oskar's interview for?", "Busy week - had an interview on Monday for a museum guide job.",
+     "museum guide job"),
+    # the kind is said, the title named after it is the answer
+    ("What book did Lior finish?", 'I finished a book that kept me up all night, it was called "Salt Roads".',
+     "Salt Roads"),
+])
+def test_a_word_that_points_at_the_answer_gives_way_to_what_it_points_at(question: str, text: str,
+                                                                       expected: str) -> None:
+    assert _answer(question, text) == expected
+
+
+def test_what_a_shared_photo_shows_answers_what_the_photo_is_of() -> None:
+    text = "Spent the evening at home. [image: a photo of a shelf full of board games and puzzles]"
+    assert _answer("What did Rhea share a photo of when talking about her evening?", text) == \
+        "shelf full of board games and puzzles"
+    assert referents.shown(shared_engine().doc("No picture here.")) is None
+
+
+def test_a_verb_with_its_own_object_is_not_read_as_a_relative_clause() -> None:
+    doc = shared_engine().doc("The friend who lent me a tent lives nearby.")
+    lent = next(t for t in doc if t.lower_ == "lent")
+    assert referents.relative_head(lent) is None

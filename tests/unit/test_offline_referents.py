@@ -47,3 +47,18 @@ def test_a_verb_with_its_own_object_is_not_read_as_a_relative_clause() -> None:
     doc = shared_engine().doc("The friend who lent me a tent lives nearby.")
     lent = next(t for t in doc if t.lower_ == "lent")
     assert referents.relative_head(lent) is None
+
+
+def test_a_kind_the_sentence_only_names_or_only_echoes_is_left_to_another_sentence() -> None:
+    # the sentence says the kind without saying which one: the answer is elsewhere, not its nearest noun
+    assert _answer("Which language is Mateo learning?", "Learning another language is hard, but the app helps.") \
+        is None
+    # a neighbour that says none of the question's words gives no instance of the kind either
+    assert _answer("What instrument is Zara learning?", "Challenging but fun, always loved music.") is None
+    # a kind the sentence does not say, and a verb of the question, still lead to the object
+    assert _answer("What kind of meal did Dario cook?", "Last night I cooked a spicy lentil curry.") == \
+        "spicy lentil curry"
+
+
+def test_an_interjection_is_never_a_name() -> None:
+    assert _answer("What pets does Ola have?", "Yep, Ola here, Yep!") is None

@@ -78,12 +78,15 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     if referents.asks_what_is_shown(asked.terms) and (image := referents.shown(sent.doc)):
         return image  # "what did X share a photo of": what the turn's image shows
     # A kind asked ("which superhero"): a title the sentence gives, or a name when it does not say the kind.
-    named = _title(sent, said, proper=not any(_says(t, asked.kind) for t in sent)) if asked.kind else None
+    kind_said = any(_says(t, asked.kind) for t in sent)
+    named = _title(sent, said, proper=not kind_said) if asked.kind else None
     found = named or next((f for a in anchors if (
         f := _governed(a, said, asked.verbs) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or \
         _title(sent, said)
     chunks = [c for c in sent.noun_chunks if _names_something(c, said)]
-    if found is None and chunks:
+    # A kind asked that the sentence says ("learning an instrument") or that a neighbour of it only echoes: which
+    # one it is, is said elsewhere.
+    if found is None and chunks and not (kind_said or (asked.kind and not anchors)):
         marks = [t.i for t in anchors] or [sent.start]
         found = _phrase(min(chunks, key=lambda c: min(abs(c.root.i - m) for m in marks)).root, said)
     if found is None or found == named or not asked.several or _LISTED.search(found):
@@ -267,7 +270,7 @@ def _title(sent: Span, said: frozenset[str], proper: bool = False) -> str | None
         while run and not (run[-1].pos_ == "PROPN" or run[-1].is_title):
             run.pop()
         addressed = run and _addressed(run)
-        if run and not addressed and content_terms(_join(run)) - said and run[0].ent_type_ not in _WHEN:
+        if run and not addressed and content_terms(_join(run)) - said - _EMPTY and run[0].ent_type_ not in _WHEN:
             return _join(run)
     return None
 

@@ -62,3 +62,11 @@ def test_a_kind_the_sentence_only_names_or_only_echoes_is_left_to_another_senten
 
 def test_an_interjection_is_never_a_name() -> None:
     assert _answer("What pets does Ola have?", "Yep, Ola here, Yep!") is None
+
+
+def test_how_it_was_described_is_read_two_sentences_on() -> None:
+    reading = answers.read_question("How does Ana describe the retreat with Leo?",
+                                    shared_engine().doc("How does Ana describe the retreat with Leo?"))
+    doc = shared_engine().doc("Leo and I went on a retreat last spring. We walked and cooked every day. "
+                              "It was a really calm and lovely experience.")
+    assert wording.explanation(reading, next(iter(doc.sents))) == "calm and lovely"

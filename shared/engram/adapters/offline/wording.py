@@ -130,13 +130,15 @@ def explanation(asked: Asked, sent: Span) -> str | None:
     return next((r for part in after if (r := residue(asked, part)) and content_terms(r) - _NOTHING - _TIMELY), None)
 
 
-def _following(sent: Span) -> list[Span]:
-    """The sentence after this one in the same turn, if it is a statement."""
-    doc = sent.doc
-    if sent.end >= len(doc):
-        return []
-    nxt = doc[sent.end].sent
-    return [] if nxt.text.rstrip().endswith("?") else [nxt]
+def _following(sent: Span, count: int = 2) -> list[Span]:
+    """The statements after this one in the same turn, up to `count`, stopping at a question."""
+    doc, out = sent.doc, []
+    while len(out) < count and sent.end < len(doc):
+        sent = doc[sent.end].sent
+        if sent.text.rstrip().endswith("?"):
+            break
+        out.append(sent)
+    return out
 
 
 def _reason(asked: Asked, sent: Span, said: frozenset[str]) -> str | None:

@@ -132,7 +132,8 @@ def explanation(asked: Asked, sent: Span) -> str | None:
 
 def _following(sent: Span, count: int = 2) -> list[Span]:
     """The statements after this one in the same turn, up to `count`, stopping at a question."""
-    doc, out = sent.doc, []
+    doc = sent.doc
+    out: list[Span] = []
     while len(out) < count and sent.end < len(doc):
         sent = doc[sent.end].sent
         if sent.text.rstrip().endswith("?"):

@@ -70,3 +70,8 @@ def test_how_it_was_described_is_read_two_sentences_on() -> None:
     doc = shared_engine().doc("Leo and I went on a retreat last spring. We walked and cooked every day. "
                               "It was a really calm and lovely experience.")
     assert wording.explanation(reading, next(iter(doc.sents))) == "calm and lovely"
+
+
+def test_an_idiom_or_a_word_for_anyone_is_no_thing() -> None:
+    assert _answer("What did Kemal make at the workshop?", "Honestly, I made a difference at the workshop.") is None
+    assert _answer("What did Kemal meet at the fair?", "I met some people at the fair.") is None

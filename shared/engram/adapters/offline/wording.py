@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 _EMPTY = frozenset(content_terms(
     "thing stuff lot lots bit way time times kind sort type world meantime moment moments day days one ones "
     "pic pics picture pictures photo photos image shot idea question news fun yep yeah yes sure ok okay thanks "
-    "hey wow oh cool awesome great glad deal piece part bunch couple fan fans"))
+    "hey wow oh cool awesome great glad deal piece part bunch couple fan fans people person everyone everything "
+    "something someone anyone difference blast"))  # "make a difference", "had a blast": idioms, not things
 # The speaker's praise before a noun, rarely part of what is named ("awesome fantasy RPG").
 _PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
                      "incredible", "super", "really", "so", "totally", "pretty", "very", "neat", "sweet", "gorgeous",

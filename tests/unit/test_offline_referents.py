@@ -75,3 +75,8 @@ def test_how_it_was_described_is_read_two_sentences_on() -> None:
 def test_an_idiom_or_a_word_for_anyone_is_no_thing() -> None:
     assert _answer("What did Kemal make at the workshop?", "Honestly, I made a difference at the workshop.") is None
     assert _answer("What did Kemal meet at the fair?", "I met some people at the fair.") is None
+
+
+def test_what_something_is_full_of_is_the_thing_it_holds() -> None:
+    assert _answer("What is on Yusuf's fridge door?", "My fridge door is full of postcards and kids' drawings.") == \
+        "postcards and kids' drawings"

@@ -244,6 +244,10 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
     if noun.dep_ == "nsubj" and noun.head.lemma_ == "be":
         for child in noun.head.children:
             if child.i > noun.head.i and child.dep_ in ("attr", "acomp", "advcl", "ccomp", "xcomp"):
+                held = [g for c in child.children if child.pos_ == "ADJ" and c.dep_ == "prep" and c.lower_ in (
+                    "of", "with") for g in c.children if g.dep_ == "pobj"]  # "is full of quotes": the quotes
+                if held and (found := _phrase(held[0], said)):
+                    return found
                 text = _text([t for t in child.subtree if t.dep_ != "mark" and t.lower_ not in ("when", "that")])
                 if content_terms(text) - said - _EMPTY:
                     return text

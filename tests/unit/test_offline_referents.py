@@ -80,3 +80,10 @@ def test_an_idiom_or_a_word_for_anyone_is_no_thing() -> None:
 def test_what_something_is_full_of_is_the_thing_it_holds() -> None:
     assert _answer("What is on Yusuf's fridge door?", "My fridge door is full of postcards and kids' drawings.") == \
         "postcards and kids' drawings"
+
+
+def test_how_a_thing_was_described_is_what_is_said_of_that_thing() -> None:
+    question = "How did Elif describe the food on her trip to Lyon?"
+    reading = answers.read_question(question, shared_engine().doc(question))
+    doc = shared_engine().doc("We drove down to Lyon and it was great! The food was unforgettable.")
+    assert wording.explanation(reading, next(iter(doc.sents))) == "unforgettable"

@@ -116,6 +116,11 @@ def explanation(asked: Asked, sent: Span) -> str | None:
     say only when ("Just yesterday")."""
     said = asked.terms | asked.names
     after = [sent, *_following(sent)]
+    telling = asked.wh == "how" and (not asked.verbs or asked.verbs & _TELLING)
+    of_it = [t for part in after for t in part if telling and _describes(t) and stem(t.lower_) not in said and any(
+        _says(s, asked.terms) for s in _subject(t))]
+    if of_it:  # "The views were spectacular" asked how the views were: said of the question's own thing
+        return " and ".join(dict.fromkeys(t.text for t in of_it[:3]))
     for part in after:
         if asked.wh == "why" and (reason := _reason(asked, part, said)):
             return reason
@@ -166,6 +171,15 @@ def _describes(token: Token) -> bool:
         return False
     return token.dep_ in ("acomp", "oprd") or (token.pos_ == "ADJ" and token.dep_ == "ROOT") or (
         token.dep_ == "conj" and _describes(token.head)) or (token.dep_ == "amod" and token.head.dep_ == "attr")
+
+
+def _subject(token: Token) -> list[Token]:
+    """The subject of the verb a describing word hangs on (through the word it is joined to), with its own
+    words ("the views" of "were spectacular")."""
+    while token.dep_ in ("conj", "amod") and token.head is not token:
+        token = token.head
+    verb = token.head if token.dep_ != "ROOT" else token
+    return [t for c in verb.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree]
 
 
 def _says(token: Token, terms: frozenset[str]) -> bool:

@@ -87,3 +87,10 @@ def test_how_a_thing_was_described_is_what_is_said_of_that_thing() -> None:
     reading = answers.read_question(question, shared_engine().doc(question))
     doc = shared_engine().doc("We drove down to Lyon and it was great! The food was unforgettable.")
     assert wording.explanation(reading, next(iter(doc.sents))) == "unforgettable"
+
+
+def test_a_reason_said_before_so_answers_why_the_effect_after_it_happened() -> None:
+    question = "Why did Ren mix cooking with travel in her blog?"
+    reading = answers.read_question(question, shared_engine().doc(question))
+    doc = shared_engine().doc("I'm crazy about food and new places, so mixing them lets me write about both.")
+    assert wording.explanation(reading, next(iter(doc.sents))) == "I'm crazy about food and new places"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from engram.adapters.offline import referents, spans
+from engram.adapters.offline import causes, referents, spans
 from engram.adapters.offline.spans import residue
 from engram.rules.text import content_terms, stem
 
@@ -161,6 +161,8 @@ def _reason(asked: Asked, sent: Span, said: frozenset[str]) -> str | None:
             clause = _text(list(token.head.subtree), start=token.i)
             if content_terms(clause) - said:
                 return clause
+    if cause := causes.before_so(sent, said):  # "I love dance, so combining them...": the reason comes first
+        return cause
     return None
 
 

@@ -94,3 +94,14 @@ def test_a_reason_said_before_so_answers_why_the_effect_after_it_happened() -> N
     reading = answers.read_question(question, shared_engine().doc(question))
     doc = shared_engine().doc("I'm crazy about food and new places, so mixing them lets me write about both.")
     assert wording.explanation(reading, next(iter(doc.sents))) == "I'm crazy about food and new places"
+
+
+def test_a_name_asked_for_is_a_name_or_nothing() -> None:
+    assert _answer("What is the name of Ayla's new kitten?", "I adopted a new kitten, her name is Biscuit.") == \
+        "Biscuit"
+    assert _answer("What is the name of Ayla's new kitten?", "Long time no chat!") is None
+
+
+def test_a_kind_asked_of_a_photo_is_not_the_whole_photo() -> None:
+    text = "It's a pie made with plums and honey. [image: a photo of a pie on a table]"
+    assert _answer("What fruit is in the pie Noor shared a photo of?", text) != "pie on a table"

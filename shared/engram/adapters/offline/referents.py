@@ -80,9 +80,10 @@ def verb_purpose(noun: Token) -> Token | None:
     return None
 
 
-def asks_what_is_shown(terms: frozenset[str]) -> bool:
-    """Whether a question asks what a shared image shows ("What did Nate share a photo of...")."""
-    return bool(terms & _SHOWING)
+def asks_what_is_shown(terms: frozenset[str], kind: frozenset[str] = frozenset()) -> bool:
+    """Whether a question asks what a shared image shows ("What did Nate share a photo of..."), not a kind of
+    thing in it ("What ingredients are in the dessert he shared a photo of")."""
+    return bool(terms & _SHOWING) and not kind - _SHOWING
 
 
 def shown(doc: Doc) -> str | None:

@@ -49,6 +49,7 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _LISTED = re.compile(r",| and | or ")
 _SEVERAL = 3  # values from one sentence when several are asked for
 _MAX_WORDS = 9  # past this a phrase is a clause: cut back to its head's own words
+_NAME = stem("name")
 
 
 class Asked(spans.Asked, Protocol):
@@ -76,10 +77,12 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     anchors = sorted((t for t in sent if (_says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN"))
                       or (t.pos_ == "VERB" and _says(t, asked.verbs))),
                      key=lambda t: (t.pos_ != "VERB", not _says(t, asked.terms), t.i))
-    if referents.asks_what_is_shown(asked.terms) and (image := referents.shown(sent.doc)):
+    if referents.asks_what_is_shown(asked.terms, asked.kind) and (image := referents.shown(sent.doc)):
         return image  # "what did X share a photo of": what the turn's image shows
     # A kind asked ("which superhero"): a title the sentence gives, or a name when it does not say the kind.
     kind_said = any(_says(t, asked.kind) for t in sent)
+    if _NAME in asked.kind:  # "what is the name of her puppy": a name, or nothing here
+        return _title(sent, said | asked.kind, proper=True)
     named = _title(sent, said, proper=not kind_said) if asked.kind else None
     found = named or next((f for a in anchors if (
         f := _governed(a, said, asked.verbs) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or \
@@ -106,7 +109,9 @@ def kind_asked(question: Doc) -> frozenset[str]:
                 if (word.pos_ in ("AUX", "VERB", "PRON", "PUNCT", "ADP") and word.lower_ != "of") or word.tag_ == "POS":
                     break
                 kind.append(word.lower_)
-    return frozenset(content_terms(" ".join(kind)) - _SHAPES)
+    named = any(t.lemma_.lower() == "name" and t.i + 1 < len(question) and question[t.i + 1].lower_ == "of"
+                for t in question)  # "the name of her puppy": a name is asked for
+    return frozenset(content_terms(" ".join(kind)) - _SHAPES) | ({_NAME} if named else frozenset())
 
 
 def explanation(asked: Asked, sent: Span) -> str | None:

@@ -105,3 +105,8 @@ def test_a_name_asked_for_is_a_name_or_nothing() -> None:
 def test_a_kind_asked_of_a_photo_is_not_the_whole_photo() -> None:
     text = "It's a pie made with plums and honey. [image: a photo of a pie on a table]"
     assert _answer("What fruit is in the pie Noor shared a photo of?", text) != "pie on a table"
+
+
+def test_the_questions_own_words_with_only_when_added_are_no_answer() -> None:
+    assert _answer("What did Ivo knit a wool scarf collection of?", "I knitted a wool scarf collection last week.") \
+        is None

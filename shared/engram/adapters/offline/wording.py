@@ -236,7 +236,8 @@ def _nouns_after(anchor: Token, said: frozenset[str]) -> str | None:
     while i < len(doc) and i - anchor.i <= 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
         i += 1
     end = i
-    while end < len(doc) and doc[end].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and end - i < 6:
+    while end < len(doc) and doc[end].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and end - i < 6 and \
+            doc[end].ent_type_ not in _WHEN and stem(doc[end].lower_) not in _TIMELY:
         end += 1
     if end == i or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[i:end]):
         return None
@@ -244,7 +245,7 @@ def _nouns_after(anchor: Token, said: frozenset[str]) -> str | None:
     while words and _loose(words[0], words[-1]):
         words = words[1:]
     text = _join(words)
-    return text if content_terms(text) - said - _EMPTY else None
+    return text if content_terms(text) - said - _EMPTY - _TIMELY else None
 
 
 def _headed(noun: Token, said: frozenset[str]) -> str | None:
@@ -344,7 +345,7 @@ def _phrase(head: Token, said: frozenset[str]) -> str | None:
     while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "ADP", "DET", "PART") or kept[-1].ent_type_ in _WHEN):
         kept = kept[:-1]
     text = _join(kept)
-    new = content_terms(text) - said - _EMPTY - _SIZE
+    new = content_terms(text) - said - _EMPTY - _SIZE - _TIMELY
     if not kept or not new or all(t.pos_ in ("PRON", "INTJ") for t in kept):
         return None
     return text

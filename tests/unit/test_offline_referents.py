@@ -110,3 +110,9 @@ def test_a_kind_asked_of_a_photo_is_not_the_whole_photo() -> None:
 def test_the_questions_own_words_with_only_when_added_are_no_answer() -> None:
     assert _answer("What did Ivo knit a wool scarf collection of?", "I knitted a wool scarf collection last week.") \
         is None
+
+
+def test_the_kind_asked_with_only_praise_added_names_no_one_of_it() -> None:
+    assert _answer("What kind of cake did Sami bake for the party?", "I baked a delicious cake for the party!") is None
+    assert _answer("What kind of cake did Sami bake for the party?", "I baked a carrot cake for the party!") == \
+        "carrot cake"

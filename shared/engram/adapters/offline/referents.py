@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from engram.rules.text import content_terms
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
 
 _RELATIVE = frozenset({"that", "which", "who", "whom", "what"})
 _OBJECT = frozenset({"dobj", "obj", "attr", "oprd"})
@@ -91,3 +91,13 @@ def shown(doc: Doc) -> str | None:
     with dvds"; None when the turn shares no image."""
     found = _CAPTION.search(doc.text)
     return found.group(1).strip(" .") if found else None
+
+
+def only_praised(sent: Span, found: str, kind: frozenset[str], said: frozenset[str]) -> bool:
+    """Whether a phrase is the kind asked for with only adjectives added ("a tasty meal", "a new TV series"
+    asked which meal or series): it names the kind, not one of it."""
+    terms = content_terms(found)
+    if not kind or not terms & kind:
+        return False
+    adjectives = {t for w in sent if w.pos_ == "ADJ" for t in content_terms(w.text)}
+    return terms - said - kind <= adjectives

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from engram.adapters.offline import spans
+from engram.adapters.offline import causes, referents, spans
 from engram.adapters.offline.spans import residue
 from engram.rules.text import content_terms, stem
 
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 _EMPTY = frozenset(content_terms(
     "thing stuff lot lots bit way time times kind sort type world meantime moment moments day days one ones "
     "pic pics picture pictures photo photos image shot idea question news fun yep yeah yes sure ok okay thanks "
-    "hey wow oh cool awesome great glad deal piece part bunch couple fan fans"))
+    "hey wow oh cool awesome great glad deal piece part bunch couple fan fans people person everyone everything "
+    "something someone anyone difference blast"))  # "make a difference", "had a blast": idioms, not things
 # The speaker's praise before a noun, rarely part of what is named ("awesome fantasy RPG").
 _PRAISE = frozenset({"awesome", "amazing", "great", "cool", "nice", "lovely", "wonderful", "fantastic",
                      "incredible", "super", "really", "so", "totally", "pretty", "very", "neat", "sweet", "gorgeous",
@@ -48,6 +49,7 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _LISTED = re.compile(r",| and | or ")
 _SEVERAL = 3  # values from one sentence when several are asked for
 _MAX_WORDS = 9  # past this a phrase is a clause: cut back to its head's own words
+_NAME = stem("name")
 
 
 class Asked(spans.Asked, Protocol):
@@ -75,16 +77,25 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
     anchors = sorted((t for t in sent if (_says(t, asked.terms) and t.pos_ in ("VERB", "NOUN", "ADJ", "PROPN"))
                       or (t.pos_ == "VERB" and _says(t, asked.verbs))),
                      key=lambda t: (t.pos_ != "VERB", not _says(t, asked.terms), t.i))
-    # A kind the sentence does not say ("which superhero"): the sentence names one of it, by a title or name.
-    named = _title(sent, said, proper=True) if asked.kind and not any(_says(t, asked.kind) for t in sent) else None
+    if referents.asks_what_is_shown(asked.terms, asked.kind) and (image := referents.shown(sent.doc)):
+        return image  # "what did X share a photo of": what the turn's image shows
+    # A kind asked ("which superhero"): a title the sentence gives, or a name when it does not say the kind.
+    kind_said = any(_says(t, asked.kind) for t in sent)
+    if _NAME in asked.kind:  # "what is the name of her puppy": a name, or nothing here
+        return _title(sent, said | asked.kind, proper=True)
+    named = _title(sent, said, proper=not kind_said) if asked.kind else None
     found = named or next((f for a in anchors if (
         f := _governed(a, said, asked.verbs) if a.pos_ in ("VERB", "ADJ") else _headed(a, said))), None) or \
         _title(sent, said)
     chunks = [c for c in sent.noun_chunks if _names_something(c, said)]
-    if found is None and chunks:
+    # A kind asked that the sentence says ("learning an instrument") or that a neighbour of it only echoes: which
+    # one it is, is said elsewhere.
+    if found is None and chunks and not (kind_said or (asked.kind and not anchors)):
         marks = [t.i for t in anchors] or [sent.start]
         found = _phrase(min(chunks, key=lambda c: min(abs(c.root.i - m) for m in marks)).root, said)
-    if found is None or not asked.several or _LISTED.search(found):
+    if found is not None and found != named and referents.only_praised(sent, found, asked.kind, said | _EMPTY):
+        return None  # "a tasty meal" asked what kind of meal: which one it was is said elsewhere
+    if found is None or found == named or not asked.several or _LISTED.search(found):
         return found
     others = [p for c in chunks if (p := _phrase(c.root, said)) and p not in found and found not in p]
     return ", ".join(list(dict.fromkeys([found, *others]))[:_SEVERAL])
@@ -100,7 +111,9 @@ def kind_asked(question: Doc) -> frozenset[str]:
                 if (word.pos_ in ("AUX", "VERB", "PRON", "PUNCT", "ADP") and word.lower_ != "of") or word.tag_ == "POS":
                     break
                 kind.append(word.lower_)
-    return frozenset(content_terms(" ".join(kind)) - _SHAPES)
+    named = any(t.lemma_.lower() == "name" and t.i + 1 < len(question) and question[t.i + 1].lower_ == "of"
+                for t in question)  # "the name of her puppy": a name is asked for
+    return frozenset(content_terms(" ".join(kind)) - _SHAPES) | ({_NAME} if named else frozenset())
 
 
 def explanation(asked: Asked, sent: Span) -> str | None:
@@ -110,6 +123,11 @@ def explanation(asked: Asked, sent: Span) -> str | None:
     say only when ("Just yesterday")."""
     said = asked.terms | asked.names
     after = [sent, *_following(sent)]
+    telling = asked.wh == "how" and (not asked.verbs or asked.verbs & _TELLING)
+    of_it = [t for part in after for t in part if telling and _describes(t) and stem(t.lower_) not in said and any(
+        _says(s, asked.terms) for s in _subject(t))]
+    if of_it:  # "The views were spectacular" asked how the views were: said of the question's own thing
+        return " and ".join(dict.fromkeys(t.text for t in of_it[:3]))
     for part in after:
         if asked.wh == "why" and (reason := _reason(asked, part, said)):
             return reason
@@ -125,13 +143,16 @@ def explanation(asked: Asked, sent: Span) -> str | None:
     return next((r for part in after if (r := residue(asked, part)) and content_terms(r) - _NOTHING - _TIMELY), None)
 
 
-def _following(sent: Span) -> list[Span]:
-    """The sentence after this one in the same turn, if it is a statement."""
+def _following(sent: Span, count: int = 2) -> list[Span]:
+    """The statements after this one in the same turn, up to `count`, stopping at a question."""
     doc = sent.doc
-    if sent.end >= len(doc):
-        return []
-    nxt = doc[sent.end].sent
-    return [] if nxt.text.rstrip().endswith("?") else [nxt]
+    out: list[Span] = []
+    while len(out) < count and sent.end < len(doc):
+        sent = doc[sent.end].sent
+        if sent.text.rstrip().endswith("?"):
+            break
+        out.append(sent)
+    return out
 
 
 def _reason(asked: Asked, sent: Span, said: frozenset[str]) -> str | None:
@@ -147,6 +168,8 @@ def _reason(asked: Asked, sent: Span, said: frozenset[str]) -> str | None:
             clause = _text(list(token.head.subtree), start=token.i)
             if content_terms(clause) - said:
                 return clause
+    if cause := causes.before_so(sent, said):  # "I love dance, so combining them...": the reason comes first
+        return cause
     return None
 
 
@@ -159,6 +182,15 @@ def _describes(token: Token) -> bool:
         token.dep_ == "conj" and _describes(token.head)) or (token.dep_ == "amod" and token.head.dep_ == "attr")
 
 
+def _subject(token: Token) -> list[Token]:
+    """The subject of the verb a describing word hangs on (through the word it is joined to), with its own
+    words ("the views" of "were spectacular")."""
+    while token.dep_ in ("conj", "amod") and token.head is not token:
+        token = token.head
+    verb = token.head if token.dep_ != "ROOT" else token
+    return [t for c in verb.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree]
+
+
 def _says(token: Token, terms: frozenset[str]) -> bool:
     """Whether a word is one of the question's terms, by its form or its lemma ("saw" says "see")."""
     return stem(token.lower_) in terms or stem(token.lemma_.lower()) in terms
@@ -168,10 +200,13 @@ def _governed(verb: Token, said: frozenset[str], asked_verbs: frozenset[str] = f
     """The object or complement of a verb (its phrase through a preposition too), else the nouns right after it:
     "researching adoption agencies" -> "adoption agencies", "went to a pottery class" -> "pottery class"; through
     a verb it leads to ("started to learn the violin", "started doing aerial yoga") last."""
+    referent = referents.relative_head(verb) or referents.shared_object(verb)
+    if referent is not None and (found := _phrase(referent, said)):
+        return found  # "the script that I contributed to", "made ice cream and shared it"
     inner = []
     for child in verb.children:
-        if child.i < verb.i:
-            continue
+        if child.i < verb.i or (child.dep_ == "prep" and referents.takes_object_pronoun(verb)):
+            continue  # "shared it with some people": what was shared is not the people
         if child.dep_ in ("prep", "agent"):
             heads = [g for g in child.children if g.dep_ in ("pobj", "pcomp")]
         elif child.dep_ in _OBJECTS:
@@ -203,7 +238,8 @@ def _nouns_after(anchor: Token, said: frozenset[str]) -> str | None:
     while i < len(doc) and i - anchor.i <= 3 and (doc[i].pos_ in ("DET", "ADP", "PART") or doc[i].tag_ == "PRP$"):
         i += 1
     end = i
-    while end < len(doc) and doc[end].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and end - i < 6:
+    while end < len(doc) and doc[end].pos_ in ("ADJ", "NOUN", "PROPN", "NUM") and end - i < 6 and \
+            doc[end].ent_type_ not in _WHEN and stem(doc[end].lower_) not in _TIMELY:
         end += 1
     if end == i or not any(t.pos_ in ("NOUN", "PROPN", "NUM") for t in doc[i:end]):
         return None
@@ -211,7 +247,7 @@ def _nouns_after(anchor: Token, said: frozenset[str]) -> str | None:
     while words and _loose(words[0], words[-1]):
         words = words[1:]
     text = _join(words)
-    return text if content_terms(text) - said - _EMPTY else None
+    return text if content_terms(text) - said - _EMPTY - _TIMELY else None
 
 
 def _headed(noun: Token, said: frozenset[str]) -> str | None:
@@ -221,6 +257,9 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
     found = _phrase(noun, said)
     if found and content_terms(found) - said - _EMPTY:
         return found
+    for referent in (referents.copula_subject(noun), referents.verb_purpose(noun)):
+        if referent is not None and (found := _phrase(referent, said)):
+            return found  # "this necklace is a gift", "an audition for a writing gig"
     for child in noun.children:
         if child.dep_ == "prep":
             for head in child.children:
@@ -229,6 +268,10 @@ def _headed(noun: Token, said: frozenset[str]) -> str | None:
     if noun.dep_ == "nsubj" and noun.head.lemma_ == "be":
         for child in noun.head.children:
             if child.i > noun.head.i and child.dep_ in ("attr", "acomp", "advcl", "ccomp", "xcomp"):
+                held = [g for c in child.children if child.pos_ == "ADJ" and c.dep_ == "prep" and c.lower_ in (
+                    "of", "with") for g in c.children if g.dep_ == "pobj"]  # "is full of quotes": the quotes
+                if held and (found := _phrase(held[0], said)):
+                    return found
                 text = _text([t for t in child.subtree if t.dep_ != "mark" and t.lower_ not in ("when", "that")])
                 if content_terms(text) - said - _EMPTY:
                     return text
@@ -259,7 +302,7 @@ def _title(sent: Span, said: frozenset[str], proper: bool = False) -> str | None
         while run and not (run[-1].pos_ == "PROPN" or run[-1].is_title):
             run.pop()
         addressed = run and _addressed(run)
-        if run and not addressed and content_terms(_join(run)) - said and run[0].ent_type_ not in _WHEN:
+        if run and not addressed and content_terms(_join(run)) - said - _EMPTY and run[0].ent_type_ not in _WHEN:
             return _join(run)
     return None
 
@@ -304,7 +347,7 @@ def _phrase(head: Token, said: frozenset[str]) -> str | None:
     while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "ADP", "DET", "PART") or kept[-1].ent_type_ in _WHEN):
         kept = kept[:-1]
     text = _join(kept)
-    new = content_terms(text) - said - _EMPTY - _SIZE
+    new = content_terms(text) - said - _EMPTY - _SIZE - _TIMELY
     if not kept or not new or all(t.pos_ in ("PRON", "INTJ") for t in kept):
         return None
     return text

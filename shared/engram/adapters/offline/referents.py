@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _RELATIVE = frozenset({"that", "which", "who", "whom", "what"})
 _OBJECT = frozenset({"dobj", "obj", "attr", "oprd"})
-_COPULA = frozenset({"be"})
+_COPULA = frozenset({"be", "become"})
 # An image a turn shares, as the conversation records it: "[image: a photo of a bowl of soup]".
 _CAPTION = re.compile(r"\[image:\s*(?:an?\s+)?(?:photo|photograph|photography|picture|image|pic)\s+of\s+"
                       r"(?:an?\s+|the\s+)?([^\]]+)\]", re.I)
@@ -57,10 +57,15 @@ def takes_object_pronoun(verb: Token) -> bool:
 
 
 def copula_subject(noun: Token) -> Token | None:
-    """The subject a copula says is the noun, or the noun it stands in apposition to: "This necklace is ... a
-    gift from my grandma" -> "necklace" for "gift"; None when the subject is a pronoun or there is no copula."""
+    """The subject a copula ("be", "become") says is the noun, or the noun it stands in apposition to: "This
+    necklace is ... a gift from my grandma" -> "necklace" for "gift"; "rock climbing, such a great sport" ->
+    "climbing" for "sport"; None when the subject is a pronoun or there is no copula."""
     if noun.dep_ == "appos" and noun.head.pos_ in ("NOUN", "PROPN"):
         return noun.head
+    before = noun.doc[noun.left_edge.i - 2:noun.left_edge.i] if noun.left_edge.i >= 2 else None
+    if before is not None and before[1].text == "," and before[0].pos_ in ("NOUN", "PROPN") and noun.dep_ in (
+            "npadvmod", "appos", "attr"):
+        return before[0]  # "rock climbing, such a great sport": an apposition the parse hung on the verb
     if noun.dep_ not in ("attr", "appos") or noun.head.lemma_ not in _COPULA:
         return None
     subject = [c for c in noun.head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")]

@@ -94,7 +94,8 @@ def thing_in(asked: Asked, sent: Span) -> str | None:
         marks = [t.i for t in anchors] or [sent.start]
         found = _phrase(min(chunks, key=lambda c: min(abs(c.root.i - m) for m in marks)).root, said)
     if found is not None and found != named and referents.only_praised(sent, found, asked.kind, said | _EMPTY):
-        return None  # "a tasty meal" asked what kind of meal: which one it was is said elsewhere
+        # "a tasty meal" asked what kind of meal: which one it was is said elsewhere, or by a copula or apposition
+        return next((p for a in anchors if (r := referents.copula_subject(a)) and (p := _phrase(r, said))), None)
     if found is None or found == named or not asked.several or _LISTED.search(found):
         return found
     others = [p for c in chunks if (p := _phrase(c.root, said)) and p not in found and found not in p]

@@ -51,6 +51,17 @@ def test_a_question_is_answered_with_the_span_of_the_type_it_asks_for(question: 
     assert answer.confidence < 0.75  # read from text: never "high"
 
 
+def test_a_when_question_about_people_in_the_plural_asks_one_time() -> None:
+    earlier = datetime(2026, 8, 3, 14, 0, tzinfo=UTC)
+    context = _context("When did Dana meet her friends and mentors?",
+                       _turn("e1", "I met my friends and mentors yesterday, so good.", SAID),
+                       _turn("e2", "I met my friends and mentors yesterday, what a day.", earlier))
+
+    answer = answers.answer(context)
+
+    assert answer.content == "4 October 2026"
+
+
 def test_a_question_no_memory_answers_gets_i_dont_know_with_low_confidence() -> None:
     context = _context("Who is Dana's dentist?", _turn("e1", "Dana lives in Lisbon and works at Acme."))
 

@@ -92,6 +92,8 @@ def read_question(question: str, doc: Doc) -> Reading:
     dates = {t for e in doc.ents if e.label_ in _LABELS["date"] for t in content_terms(e.text)}
     terms = content_terms(question) - names - _NOT_TOPICAL - dates
     several = any(t.tag_ in ("NNS", "NNPS") and stem(t.lower_) not in names for t in doc)
+    if expects == "date":  # "When did X meet her friends?" asks one time; "In which years ..." asks several
+        several = any(t.tag_ == "NNS" and t.lemma_.lower() in _DATE_NOUNS | {"weekend", "time"} for t in doc)
     relation = {stem(t.lower_) for t in doc if t.pos_ == "VERB"} & terms
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
                    expects == "thing" and explains(question), wh,

@@ -234,6 +234,9 @@ class RetrievalHeuristics(Section):
     # has no facts and few procedures among the candidates and no small worlds, where its probabilities fall under
     # 0.001 for hits that answer (on LoCoMo's held-out conversations no floor up to 0.002 changes Recall@10)
     search_min_relevance: float = 0.0
+    # the question's floor: when no candidate's evidence (retrieval/evidence.py: the probability of relevance from its
+    # cosine, words and entities alone, which mean the same in any world) reaches it, search finds nothing relevant
+    search_min_evidence: float = 0.0005
     search_candidates: int = 150  # documents the keyword and graph brains hand to fusion
     search_semantic_candidates: int = 100  # nearest rows per kind from the semantic brain
     search_pool: int = 250  # candidates fusion scores, the best by weighted RRF (with the turns around them)

@@ -13,7 +13,6 @@ The cosine is the embedder's: the fit is MiniLM's (the local default).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,6 @@ from engram.model.search import IndexDocument
 from engram.retrieval.fusion import Key
 
 COLUMNS = ("similarity", "cover", "entities", "keyword")
-_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -59,8 +57,19 @@ def cover(terms: Sequence[str], text: str) -> float:
     """The share of the question's content words (`keyword_terms`) that the text contains as words."""
     if not terms:
         return 0.0
-    words = set(_WORD.findall(text.lower()))
-    return sum(1 for t in terms if t in words) / len(terms)
+    low = text.lower()
+    return sum(1 for t in terms if _has_word(low, t)) / len(terms)
+
+
+def _has_word(text: str, word: str) -> bool:
+    # A substring search first (most texts lack most words), then whole words only: "cat" is not in "cats".
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def columns(keys: Sequence[Key], rankings: Mapping[str, list[Key]], similarity: Mapping[Key, float],

@@ -87,3 +87,23 @@ def test_the_shipped_map_tells_a_turn_about_the_question_from_one_sharing_a_stra
     # "When did Mount Vesuvius last erupt?" against "Last Friday I went to a concert": one stray word.
     assert _shipped_probability(0.05, 0.25, 0.0, 1.0) < FLOOR
     assert _shipped_probability(0.1, 0.0, 0.0, 0.0) < FLOOR  # a faint cosine alone
+
+
+def test_train_ranker_fits_the_map_on_the_candidates_and_reports_its_reliability() -> None:
+    from engram.bench.ranker import Question, fit_evidence, reliability
+
+    rng = np.random.default_rng(3)
+    questions = []
+    for n in range(60):
+        x = np.column_stack([rng.uniform(0, 0.6, 40), rng.choice([0.0, 0.5, 1.0], 40), np.zeros(40),
+                             rng.choice([0.0, 1.0], 40)])
+        labels = ((x[:, 0] > 0.45) & (x[:, 1] == 1.0)).astype(float)  # relevant: close in meaning and every word
+        questions.append(Question(f"c{n % 3}", "single-hop", ("D1:1",), [], np.zeros((40, 0)), labels, [[]] * 40,
+                                  np.zeros(40), x))
+    fitted = fit_evidence(questions)
+    assert fitted.weights[0] > 0 and fitted.weights[1] > 0 and fitted.bias < 0
+    x = np.vstack([q.absolute for q in questions])
+    y = np.concatenate([q.labels for q in questions])
+    rows = reliability(fitted.probability({c: x[:, j].tolist() for j, c in enumerate(COLUMNS)}), y)
+    assert sum(r["candidates"] for r in rows) == len(y)
+    assert rows[0]["share_relevant"] < rows[-1]["share_relevant"]  # the buckets rise with the score

@@ -27,7 +27,7 @@ TURNS = [
     "Luna likes to sleep on my laptop.",
 ]
 ANSWERS = [("What are the cats called?", "f2"), ("What is the rabbit called?", "f5"), ("What does Jake do?", "f4"),
-           ("Which pet hates the vet?", "f3")]
+           ("Which pet hates the vet?", "f3"), ("Who sleeps on the laptop?", "f7")]
 NEVER_MENTIONED = ["What is the capital gains tax rate in France?", "When did Mount Vesuvius last erupt?",
                    "How do I configure a Kubernetes ingress?", "Who won the 1998 football World Cup?",
                    "Who designed the Eiffel Tower?"]

@@ -23,6 +23,7 @@ from engram.model.search import IndexDocument
 from engram.retrieval.fusion import Key
 
 COLUMNS = ("similarity", "cover", "entities", "keyword")
+_ENDINGS = ("", "s", "es")  # what may follow a word's stem in the text
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class Evidence:
 
 
 def cover(terms: Sequence[str], text: str) -> float:
-    """The share of the question's content words (`keyword_terms`) that the text contains as words."""
+    """The share of the question's content words (`keyword_terms`) that the text contains as words, a plural or
+    third person "-s" aside ("cats" and "cat", "sleeps" and "sleep" are the same word)."""
     if not terms:
         return 0.0
     low = text.lower()
@@ -62,13 +64,16 @@ def cover(terms: Sequence[str], text: str) -> float:
 
 
 def _has_word(text: str, word: str) -> bool:
-    # A substring search first (most texts lack most words), then whole words only: "cat" is not in "cats".
-    at = text.find(word)
+    # A substring search first (most texts lack most words), then whole words only: "cat" is not in "concat".
+    stem = word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    at = text.find(stem)
     while at >= 0:
-        end = at + len(word)
-        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+        end = at + len(stem)
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        if (at == 0 or not text[at - 1].isalnum()) and text[at + len(stem):end] in _ENDINGS:
             return True
-        at = text.find(word, at + 1)
+        at = text.find(stem, at + 1)
     return False
 
 

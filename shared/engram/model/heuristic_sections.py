@@ -236,7 +236,8 @@ class RetrievalHeuristics(Section):
     search_min_relevance: float = 0.0
     # the question's floor: when no candidate's evidence (retrieval/evidence.py: the probability of relevance from its
     # cosine, words and entities alone, which mean the same in any world) reaches it, search finds nothing relevant
-    search_min_evidence: float = 0.0005
+    # (a keyword query, with quotes, wildcards or operators, asks for its matches: it has no floor)
+    search_min_evidence: float = 0.0003
     search_candidates: int = 150  # documents the keyword and graph brains hand to fusion
     search_semantic_candidates: int = 100  # nearest rows per kind from the semantic brain
     search_pool: int = 250  # candidates fusion scores, the best by weighted RRF (with the turns around them)

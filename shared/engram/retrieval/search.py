@@ -189,7 +189,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     scored = rank(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs, neighbours,
                   Query(intent, query_entity_ids, [e.user_id for e in entities if e.user_id], windows,
                         asks_when(query), terms), now, h)
-    floored = h.retrieval.search_min_evidence > 0  # read only when a floor holds: it costs a pass over the texts
+    # Read only when a floor holds (it costs a pass over the texts): a keyword query asks for its matches, no floor.
+    floored = h.retrieval.search_min_evidence > 0 and not has_syntax(query)
     passed = relevant(scored, h, evidence.best(shipped().evidence, list(scored), rankings, similarity, docs, terms,
                                                query_entity_ids) if floored else 1.0)
     order = passed[:limit]

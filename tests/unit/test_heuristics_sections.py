@@ -68,6 +68,8 @@ FLAT_NAMES = {
     # issue 20 (multi-hop retrieval): the expansion brain's list and its ranking
     "search_expansion_limit", "search_expansion_term_weight", "search_expansion_dated_weight",
     "search_expansion_when_weight",
+    # issue 20 (calibrated scores): the question's evidence floor
+    "search_min_evidence",
 }
 
 

@@ -18,12 +18,12 @@ from engram.model.heuristic_sections import GraphHeuristics as GraphHeuristics
 from engram.model.heuristic_sections import IngestHeuristics as IngestHeuristics
 from engram.model.heuristic_sections import InsightHeuristics as InsightHeuristics
 from engram.model.heuristic_sections import KeywordMatch as KeywordMatch
-from engram.model.heuristic_sections import OfflineHeuristics as OfflineHeuristics
 from engram.model.heuristic_sections import QueryHeuristics as QueryHeuristics
 from engram.model.heuristic_sections import ResolveHeuristics as ResolveHeuristics
 from engram.model.heuristic_sections import RetrievalHeuristics as RetrievalHeuristics
 from engram.model.heuristic_sections import Section
 from engram.model.heuristic_sections import SignalHeuristics as SignalHeuristics
+from engram.model.offline_heuristics import OfflineHeuristics as OfflineHeuristics
 
 
 class Heuristics(BaseModel):

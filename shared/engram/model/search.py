@@ -116,5 +116,6 @@ class SearchResponse(Frozen):
     serendipity: list[Suggestion] = Field(default_factory=list)
     # Brains that could not be reached (the keyword index down): the ranking is the other brains' alone.
     unavailable: list[Brain] = Field(default_factory=list)
-    # Candidates were found but none passed the relevance floor (`search_min_relevance`): nothing relevant.
+    # Nothing relevant: no candidate, none with the evidence of being about the question (`search_min_evidence`)
+    # or none above the relevance floor (`search_min_relevance`).
     nothing_relevant: bool = False

@@ -37,6 +37,7 @@ class Query:
     speakers: Sequence[str] = ()
     windows: Sequence[TimeWindow] = ()
     asks_when: bool = False  # the question asks when (or how long ago): its answer is a turn's date
+    terms: Sequence[str] = ()  # its content words (`keyword_terms`): what the evidence's cover counts
 
 
 def features(keys: Sequence[Key], rankings: Mapping[str, list[Key]], scored: Mapping[Key, Scored],

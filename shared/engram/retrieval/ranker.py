@@ -24,6 +24,8 @@ import numpy as np
 
 from engram.model.heuristics import Heuristics
 from engram.model.search import IndexDocument
+from engram.retrieval import evidence
+from engram.retrieval.evidence import Evidence
 from engram.retrieval.features import Query, features
 from engram.retrieval.fusion import Key, Scored, fuse
 
@@ -40,6 +42,7 @@ class Sample:
     columns: dict[str, list[float]]
     scored: dict[Key, Scored]
     docs: dict[Key, IndexDocument]
+    evidence: dict[str, list[float]]  # the evidence columns (`evidence.COLUMNS`): what its map is fitted on
 
 
 _RECORDER: ContextVar[Callable[[Sample], None] | None] = ContextVar("engram_ranker_recorder", default=None)
@@ -58,10 +61,11 @@ def recording() -> Iterator[list[Sample]]:
 
 class Model:
     """A LightGBM tree ensemble (the trimmed `dump_model()` JSON) walked with numpy, all trees at once, and the
-    isotonic map from its raw score to a probability."""
+    isotonic map from its raw score to a probability, and the evidence's map (None in a file without one)."""
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.feature_names: list[str] = list(document["feature_names"])
+        self.evidence = Evidence.read(document.get("evidence"))
         calibration = document.get("calibration") or {"x": [0.0], "y": [0.0]}
         self.calibration_x = np.asarray(calibration["x"], dtype=np.float64)
         self.calibration_y = np.asarray(calibration["y"], dtype=np.float64)
@@ -164,7 +168,8 @@ def rank(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
     keys = list(scored)
     columns = features(keys, rankings, scored, keyword_scores, similarity, docs, neighbours, query, now, h)
     if recorder is not None:
-        recorder(Sample(keys, columns, scored, dict(docs)))
+        recorder(Sample(keys, columns, scored, dict(docs), evidence.columns(
+            keys, rankings, similarity, docs, query.terms, query.entities)))
     if h.retrieval.ranker == "fusion":
         return scored
     model = model or shipped()
@@ -178,9 +183,12 @@ def rank(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
     return out
 
 
-def relevant(scored: Mapping[Key, Scored], h: Heuristics) -> list[Key]:
-    """The candidates at or above the relevance floor (`search_min_relevance`), best first. The floor is a
-    probability: it holds for the learned ranker only (fusion's scores mean nothing across queries). Equal
-    scores keep the order of `scored`."""
+def relevant(scored: Mapping[Key, Scored], h: Heuristics, best_evidence: float = 1.0) -> list[Key]:
+    """The candidates at or above the relevance floor (`search_min_relevance`), best first; none when the
+    question's best evidence (`evidence.best`) is under `search_min_evidence`. The relevance floor is the
+    ranker's probability: it holds for the learned ranker only (fusion's scores mean nothing across queries);
+    the evidence floor holds for both. Equal scores keep the order of `scored`."""
+    if best_evidence < h.retrieval.search_min_evidence:
+        return []
     floor = h.retrieval.search_min_relevance if h.retrieval.ranker == "learned" else -math.inf
     return sorted((k for k, s in scored.items() if s.score >= floor), key=lambda k: scored[k].score, reverse=True)

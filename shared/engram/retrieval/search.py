@@ -31,6 +31,7 @@ from engram.model.search import (
 from engram.model.world import World
 from engram.observability import logger
 from engram.ports import Embedder, EntityStore, KeywordIndex
+from engram.retrieval import evidence
 from engram.retrieval.classify import QueryClass, classify_query
 from engram.retrieval.embedding_cache import query_vector
 from engram.retrieval.entities import question_entities
@@ -38,7 +39,7 @@ from engram.retrieval.expansion import ExpansionStore, asks_when, expansion_brai
 from engram.retrieval.features import Query
 from engram.retrieval.fusion import Key, Scored, key
 from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
-from engram.retrieval.ranker import rank, relevant
+from engram.retrieval.ranker import rank, relevant, shipped
 from engram.rules.dates import time_windows, without_dates
 from engram.rules.keyword_query import has_syntax, keyword_terms
 from engram.rules.relevance import rrf
@@ -186,11 +187,16 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                 similarity[key(d.kind, d.doc_id)] = sim
 
     query_entity_ids = [e.entity_id for e in entities]
-    # The learned ranker (or the hand-tuned fusion, per world); below the relevance floor a hit is dropped.
+    terms = keyword_terms(query, STOPWORDS)
+    # The learned ranker (or the hand-tuned fusion, per world); below the relevance floor a hit is dropped, and
+    # every hit when no candidate has the evidence of being about the question (the floor of `evidence`).
     scored = rank(rankings, weights, {key(k.kind, k.doc_id): k.score for k in keyword}, similarity, docs, neighbours,
                   Query(intent, query_entity_ids, [e.user_id for e in entities if e.user_id], windows,
-                        asks_when(query)), now, h)
-    passed = relevant(scored, h)
+                        asks_when(query), terms), now, h)
+    # Read only when a floor holds (it costs a pass over the texts): a keyword query asks for its matches, no floor.
+    floored = h.retrieval.search_min_evidence > 0 and not has_syntax(query)
+    passed = relevant(scored, h, evidence.best(shipped().evidence, list(scored), rankings, similarity, docs, terms,
+                                               query_entity_ids) if floored else 1.0)
     order = passed[:limit]
     highlights = {key(k.kind, k.doc_id): k.highlights for k in keyword}
     names = {e.entity_id: e.name for e in entities}
@@ -206,7 +212,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
                 **({"expansion": BrainReport(candidates=len(expansion), elapsed_ms=timings.get("expansion", 0.0))}
                    if expanding else {})},
         serendipity=_serendipity(clients, world_id, reached, query_entity_ids, hits, h, user_id, related_f),
-        unavailable=unavailable, nothing_relevant=bool(scored) and not passed,
+        unavailable=unavailable, nothing_relevant=not passed,
     )
 
 

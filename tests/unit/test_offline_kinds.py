@@ -35,6 +35,7 @@ def _turn(event_id: str, text: str, at: datetime = SAID, score: float = 0.5) -> 
     ("How many guests came to Lena's dinner party?", "Lena: The dinner party was great, 12 guests came!", "12"),
     ("How often does Priya swim at the pool?", "Priya: I swim at the pool three times a week, it keeps me sane.",
      "three times a week"),
+    ("How long does Omar hold a plank?", "Omar: I usually hold a plank for 90 seconds, it burns.", "90 seconds"),
 ])
 def test_a_kind_is_answered_by_a_value_no_named_entity_gives(question: str, turn: str, value: str) -> None:
     answer = answers.answer(_context(question, _turn("e1", turn)))
@@ -79,6 +80,12 @@ def test_the_highest_ordinal_of_the_counted_thing_is_a_count() -> None:
 
     assert answer.content == "three"
     assert answer.confidence <= 0.45
+
+
+def test_a_number_of_something_else_does_not_count_times() -> None:
+    turns = [_turn("e1", "Omar: I walked my two dogs by the lake today.", score=0.3)]
+
+    assert answers.answer(_context("How many times has Omar walked by the lake?", *turns)).content == UNKNOWN
 
 
 def test_one_occasion_is_no_count() -> None:

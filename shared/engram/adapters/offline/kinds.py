@@ -33,7 +33,7 @@ PLACE_NOUNS = frozenset((
     "library museum gallery studio office hospital clinic restaurant cafe bar pub club store shop mall market "
     "farm garden backyard yard trail trails canyon desert valley hill hills cabin camp campsite campground "
     "stadium arena theater theatre cinema festival fair zoo aquarium hotel resort neighborhood neighbourhood "
-    "downtown street road kitchen basement garage attic bedroom slipper couch department center centre "
+    "downtown street road kitchen basement garage bedroom department center centre "
     "playground pool court field rink studio workshop conference convention retreat").split())
 # Nouns that name a person by their relation to someone, or a group of people.
 PEOPLE_NOUNS = frozenset((
@@ -62,6 +62,7 @@ _FREQUENCY = re.compile(
     r"(?:\s+or\s+(?:once|twice|thrice|\w+\s+times))?\s+(?:a|an|per|every|each)\s+" + _UNIT
     + r"|(?:every|each)\s+(?:other\s+|single\s+)?" + _UNIT + r"|(?:daily|weekly|monthly|yearly|annually|nightly))\b",
     re.I)
+_IMAGE = re.compile(r"\[image:[^\]]*\]?")
 _LIGHT = frozenset(stem(w) for w in ("have", "be", "do", "get", "go", "make", "take", "come", "say", "tell"))
 _TIMES = stem("times")
 _GUESS, _COUNTED = 0.3, 0.25  # the confidence of a number or frequency read off the person's turns; of a count
@@ -80,6 +81,8 @@ def value_in(reading: Reading, sent: Span) -> str | None:
         return frequency_in(sent) if _all_things(reading, sent.doc.text) else None
     if reading.expects == "number":
         return number_in(reading, sent)
+    if reading.measure == "long":
+        return length_in(reading, sent)
     return None
 
 
@@ -135,22 +138,48 @@ def number_in(reading: Reading, sent: Span) -> str | None:
     return None
 
 
+def length_in(reading: Reading, sent: Span) -> str | None:
+    """How long the sentence says one of the question's verbs lasted: a number of units it is done for ("I hold
+    it for 30-60 seconds") or a time since ("since 2016")."""
+    verbs = reading.verbs - _LIGHT
+    for token in sent:
+        prep = token.head
+        if token.dep_ != "pobj" or prep.lower_ not in ("for", "since") or not _says(prep.head, verbs):
+            continue
+        if prep.lower_ == "since" and token.ent_type_ == "DATE":
+            return f"since {token.text}"
+        numbers = [c for c in token.children if c.dep_ in ("nummod", "amod", "quantmod") and (
+            c.like_num or c.lower_ in ("few", "several", "couple"))]
+        if token.lemma_.lower() in _UNITS and numbers:
+            start = min(t.i for n in numbers for t in n.subtree)
+            return sent.doc[start:token.i + 1].text
+    return None
+
+
+def counts_other(reading: Reading, number: Span) -> bool:
+    """Whether a number counts something else than what a "how many" question counts ("two turtles" asked how
+    many times)."""
+    root = number.root
+    return bool(reading.counted) and root.dep_ == "nummod" and not _says(root.head, reading.counted)
+
+
 def tally(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
-    """A "how many" or "how often" answered from the asked person's own turns when no turn covering the question
-    says it: their stated frequency or number on fewer of the question's words, the highest ordinal of the
+    """A "how many", "how often" or "how long" answered from the asked person's own turns when no turn covering
+    the question says it: their stated frequency, number or length on fewer of the question's words, the highest ordinal of the
     counted thing, else the distinct days they told of doing it (two and more); None otherwise."""
     from engram.adapters.spacy_engine import shared_engine
 
-    if reading.measure not in ("many", "often") or not reading.names:
+    if reading.measure not in ("many", "often", "long") or not reading.names:
         return None
     names = known_as(reading.names, items)
     own = [i for i in items if i.kind == "event" and said_by(i.text, names)]
-    docs = [(i, shared_engine().doc(statements(SPEAKER.sub("", i.text)))) for i in own]
+    # what a shared photo shows ("a man and two children") is not what the person says they have or did
+    docs = [(i, shared_engine().doc(_IMAGE.sub("", statements(SPEAKER.sub("", i.text))))) for i in own]
     stated = sorted(((reading.covered(d.text), i, v) for i, d in docs for s in d.sents if (v := value_in(reading, s))),
                     key=lambda r: -r[0])
     if stated and stated[0][0] >= _SOME:
         return Found(stated[0][2], (stated[0][1],), _GUESS)
-    if reading.measure != "many":
+    if reading.measure != "many" or not reading.counted:
         return None
     ordinals = [(n, i) for i, d in docs for t in d if (n := _ordinal(reading, t))]
     if ordinals:
@@ -179,11 +208,15 @@ def _ordinal(reading: Reading, token: Token) -> int | None:
 
 def _tells(reading: Reading, doc: Doc) -> bool:
     """Whether a turn tells of doing what the question counts: its verb (by lemma, not a light one) with the
-    counted thing or the question's other words."""
+    counted thing, or with most of the question's other words ("taken his turtles on a walk": turtles and walk)."""
     verbs = reading.verbs - _LIGHT
-    things = (reading.counted - {_TIMES}) or (reading.terms - verbs - reading.relation)
-    return any(_says(t, verbs) for t in doc) and any(_says(t, things) for t in doc) if verbs else \
-        any(_says(t, things) for t in doc)
+    if verbs and not any(_says(t, verbs) for t in doc):
+        return False
+    if counted := reading.counted - {_TIMES}:
+        return any(_says(t, counted) for t in doc)
+    things = reading.terms - verbs - reading.relation - {_TIMES}
+    held = {w for t in doc for w in (stem(t.lower_), stem(t.lemma_.lower())) if w in things}
+    return len(held) * 2 > len(things)
 
 
 def _tied(reading: Reading, token: Token) -> bool:

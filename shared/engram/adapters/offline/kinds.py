@@ -3,10 +3,11 @@
 "Where" is answered by common-noun places as well as named ones ("camping in the mountains", "near my
 hometown", "to explore a new city"); "who" by a relation or a group as well as a name ("my aunt", "a local
 organization", "my mentors, family and friends"); "how many" by a number said of the counted noun ("7 people
-attended"); "how often" by a frequency ("a few times a week", "once or twice a year"). When no turn covering the
-question says one, a count or frequency is read from the asked person's own turns (`tally`): a stated number or
-frequency, the highest ordinal of the counted thing ("my fourth tournament"), else the distinct days the person
-told of it. A count is an aggregate over retrieved evidence that may be incomplete: its confidence stays low."""
+attended"); "how often" by a frequency ("a few times a week", "once or twice a year"); "how long" by a verb's
+for-phrase ("hold it for 30-60 seconds"). When no turn covering the question says one, it is read from the asked
+person's own turns (`tally`): a stated number, frequency or length; for a count, the highest ordinal of the
+counted thing ("my fourth tournament"), else the distinct days the person told of it. A count is an aggregate
+over retrieved evidence that may be incomplete: its confidence stays low."""
 
 from __future__ import annotations
 
@@ -165,8 +166,9 @@ def counts_other(reading: Reading, number: Span) -> bool:
 
 def tally(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     """A "how many", "how often" or "how long" answered from the asked person's own turns when no turn covering
-    the question says it: their stated frequency, number or length on fewer of the question's words, the highest ordinal of the
-    counted thing, else the distinct days they told of doing it (two and more); None otherwise."""
+    the question says it: their stated number, frequency or length on fewer of the question's words; for a count,
+    the highest ordinal of the counted thing, else the distinct days they told of doing it (two and more); None
+    otherwise."""
     from engram.adapters.spacy_engine import shared_engine
 
     if reading.measure not in ("many", "often", "long") or not reading.names:

@@ -32,6 +32,8 @@ def _turn(event_id: str, text: str, at: datetime = SAID, score: float = 0.5) -> 
     ("Who taught Priya to knit?", "Priya: My grandmother taught me to knit when I was six.", "grandmother"),
     ("Who did Omar volunteer with at the food drive?",
      "Omar: I volunteered with a local charity at the food drive, it was great.", "local charity"),
+    ("Who did Omar go climbing with?", "Omar: Hey Sarah, I went climbing with a colleague on Sunday!",
+     "colleague"),  # Sarah is spoken to, not whom the turn tells of
     ("How many guests came to Lena's dinner party?", "Lena: The dinner party was great, 12 guests came!", "12"),
     ("How often does Priya swim at the pool?", "Priya: I swim at the pool three times a week, it keeps me sane.",
      "three times a week"),

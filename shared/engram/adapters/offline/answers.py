@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Expect, Found, Reading
 from engram.adapters.offline.choosing import from_text
-from engram.adapters.offline.kinds import counts_other, tally, value_in
+from engram.adapters.offline.kinds import addressed, counts_other, tally, value_in
 from engram.adapters.offline.leaning import leaning, lists
 from engram.adapters.offline.lexicon import CANONICAL_NAMES, OWN_NOUNS, STANCES
 from engram.adapters.offline.spans import (
@@ -285,7 +285,8 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
             if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
                                                                r"nine|ten|a few|several|years?|months?)\b", ent.text):
                 continue
-            if reading.expects == "number" and counts_other(reading, ent):
+            if (reading.expects == "number" and counts_other(reading, ent)) or (
+                    reading.expects == "person" and addressed(ent)):
                 continue
             if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
                 return ent.text

@@ -63,6 +63,8 @@ _FREQUENCY = re.compile(
     r"(?:\s+or\s+(?:once|twice|thrice|\w+\s+times))?\s+(?:a|an|per|every|each)\s+" + _UNIT
     + r"|(?:every|each)\s+(?:other\s+|single\s+)?" + _UNIT + r"|(?:daily|weekly|monthly|yearly|annually|nightly))\b",
     re.I)
+_GREETING = frozenset({"hey", "hi", "hello", "thanks", "thank", "congrats", "wow", "oh", "yeah", "yes", "dear",
+                       "sorry", "yo", "aw", "awesome", "great", "cool"})
 _IMAGE = re.compile(r"\[image:[^\]]*\]?")
 _LIGHT = frozenset(stem(w) for w in ("have", "be", "do", "get", "go", "make", "take", "come", "say", "tell"))
 _TIMES = stem("times")
@@ -155,6 +157,15 @@ def length_in(reading: Reading, sent: Span) -> str | None:
             start = min(t.i for n in numbers for t in n.subtree)
             return sent.doc[start:token.i + 1].text
     return None
+
+
+def addressed(name: Span) -> bool:
+    """Whether a name is said to the listener ("Hey Maria, I started a class with a colleague", "Thanks, Jon!"):
+    whom a turn speaks to, not whom it tells of."""
+    doc = name.doc
+    before = doc[name.start - 1] if name.start > 0 else None
+    after = doc[name.end].text if name.end < len(doc) else "."
+    return after in (",", "!", ".", "?") and before is not None and (before.text == "," or before.lower_ in _GREETING)
 
 
 def counts_other(reading: Reading, number: Span) -> bool:

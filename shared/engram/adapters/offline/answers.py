@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Expect, Found, Reading
 from engram.adapters.offline.choosing import from_text
+from engram.adapters.offline.kinds import addressed, counts_other, tally, value_in
 from engram.adapters.offline.leaning import leaning, lists
 from engram.adapters.offline.lexicon import CANONICAL_NAMES, OWN_NOUNS, STANCES
 from engram.adapters.offline.spans import (
@@ -52,7 +53,7 @@ _DATE_NOUNS = frozenset({"year", "date", "day", "month", "time", "week"})
 _ASKING = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how", "why"})
 # Words that shape a question rather than say what it is about, light verbs among them ("did she go to...").
 _NOT_TOPICAL = frozenset(content_terms(
-    "likely kind type name long often old many much recently usually favorite favourite sort go goes went get "
+    "likely kind type name long often old many much recently usually favorite favourite sort whose go goes went get "
     "gets got give gave make made take took come came happen happened"))
 _NOW = frozenset({"now", "currently", "current", "today", "still", "presently"})
 _DAY_WORDS = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening)|monday|tuesday|"
@@ -98,7 +99,19 @@ def read_question(question: str, doc: Doc) -> Reading:
     return Reading(expects, frozenset(terms), frozenset(names), several, bool(lemmas & _NOW), frozenset(relation),
                    expects == "thing" and explains(question), wh,
                    frozenset(stem(t.lemma_.lower()) for t in doc if t.pos_ == "VERB"), kind_asked(doc) - names,
-                   expects in ("thing", "place", "person") and lists(doc))
+                   expects in ("thing", "place", "person") and lists(doc), after if wh == "how" else "",
+                   _counted(doc, first) if wh == "how" and after in ("many", "much") else frozenset())
+
+
+def _counted(doc: Doc, first: int | None) -> frozenset[str]:
+    """What a "how many" question counts: the head noun after it ("How many video game tournaments" ->
+    tournament), stemmed by its form and its lemma."""
+    for token in doc[(first or 0) + 2:]:
+        if token.pos_ in ("NOUN", "PROPN") and token.dep_ != "compound":
+            return frozenset({stem(token.lower_), stem(token.lemma_.lower())})
+        if token.pos_ not in ("NOUN", "PROPN", "ADJ"):
+            break
+    return frozenset()
 
 
 def compose(context: QueryContext, question: str | None = None) -> Found | None:
@@ -128,7 +141,7 @@ def _value_for(reading: Reading, items: Sequence[ContextItem]) -> Found | None:
     fact = from_facts(reading, items)
     if fact is not None and _typed(reading, fact.items[0]):
         return fact
-    return from_text(reading, items, read_span) or fact or leaning(reading, items, read_span)
+    return from_text(reading, items, read_span) or fact or leaning(reading, items, read_span) or tally(reading, items)
 
 
 def _each_verb(reading: Reading, doc: Doc) -> list[Reading]:
@@ -265,14 +278,20 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
     if reading.expects == "thing":
         read = explanation if reading.explains else thing_in
         return next((t for s in said if (t := read(reading, s))), None)
+    if reading.measure == "often":  # a frequency, not a date or length
+        return next((v for sent in said if (v := value_in(reading, sent))), None)
     for sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
             if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
                                                                r"nine|ten|a few|several|years?|months?)\b", ent.text):
                 continue
+            if (reading.expects == "number" and counts_other(reading, ent)) or (
+                    reading.expects == "person" and addressed(ent)):
+                continue
             if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
                 return ent.text
-    return None
+    # No entity of the kind: a common-noun place, a relation or group, a number of the counted thing, a frequency
+    return next((v for sent in said if (v := value_in(reading, sent))), None)
 
 
 def _about(sent: Span, names: frozenset[str], own: bool = True) -> bool:

@@ -28,6 +28,8 @@ class Reading:
     verbs: frozenset[str] = frozenset()  # the question's verbs' lemmas, light ones too ("give"): what leads to the answer
     kind: frozenset[str] = frozenset()  # the kind of thing asked for ("which superhero", "favorite movie")
     listing: bool = False  # asks for a list by a plural kind ("what activities", "which cities", "the names of")
+    measure: str = ""  # the word after a "how" that asks a measure ("many", "often", "long")
+    counted: frozenset[str] = frozenset()  # what a "how many" counts, stemmed ("tournaments", "times")
 
     def covered(self, text: str) -> float:
         """The share of the question's terms a text holds, its verbs counted twice."""

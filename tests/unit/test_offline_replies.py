@@ -25,6 +25,9 @@ def _answer(question: str, text: str, replying_to: str | None) -> tuple[str, flo
      "Caroline: Wow, what an amazing family pic! How long have you been married?", "5 years"),
     ("Which book does Caroline recommend most?", "Caroline: I loved \"Becoming Nicole\" by Amy Ellis Nutt.",
      "Melanie: Books have such power! Which book would you recommend most?", "Becoming Nicole"),
+    # A reply that opens with thanks says its value in its second sentence.
+    ("Which team did John sign with?", "John: Thanks, man! The Minnesota Wolves, so pumped.",
+     "Tim: Congrats! Which team did you sign with?", "Minnesota Wolves"),
 ])
 def test_a_reply_answers_the_question_it_replies_to(question: str, reply: str, asked: str, value: str) -> None:
     alone, _ = _answer(question, reply, None)

@@ -106,10 +106,11 @@ def more_values(reading: Reading, items: Sequence[ContextItem], spans: list[tupl
     read = {i.id for _, _, i in spans}
     more: list[tuple[str, float, ContextItem]] = []
     for item in sorted((i for i in items if i.kind == "event"), key=lambda i: -i.score)[:_MORE_READ]:
-        cover = reading.covered(statements(item.text))
+        cover = pair_cover(reading, item)
         if item.id in read or cover < _MORE_COVER or not said_by(item.text, reading.names):
             continue
-        span = read_span(reading, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at, True)
+        span = read_span(reading, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at, True,
+                         replied_question(item))
         if span and all(span.lower() != s.lower() for s, _, _ in [*spans, *more]):
             more.append((span, cover, item))
     return more

@@ -17,6 +17,7 @@ from engram.model.entities import Relationship
 from engram.model.events import IngestRequest
 from engram.model.web import WebResult
 from engram.ports.clients import Clients
+from engram.query import capabilities
 from engram.retrieval import graph
 from engram.retrieval.conversation import conversation_context
 from engram.retrieval.search import search
@@ -103,6 +104,20 @@ def test_the_user_filter_keeps_the_users_own_and_the_worlds_shared_documents(cli
     result = search(clients, clients.world(world), "Acme Robotics robots Lisbon", user_id="dana", limit=50, now=NOW)
     assert result.hits
     assert all(h.user_id in (None, "dana") for h in result.hits)
+
+
+def test_a_turn_hits_context_item_carries_the_turn_it_replies_to_in_its_own_conversation(clients: Clients,
+                                                                                        world: str) -> None:
+    result = search(clients, clients.world(world), "What did Dana share about adoption agencies?", user_id="dana",
+                    limit=20, now=NOW)
+    items = {i.id: i for i in capabilities.hit_items(clients, world, result.hits)}
+
+    # Sam's question is another user's turn: Dana took part in the conversation, so her reply shows what it answers.
+    assert items["r3"].replying_to == "Sam: That sounds wonderful! What did you talk about there?"
+    assert {h.doc_id: h.replying_to for h in result.hits}["r3"] == items["r3"].replying_to
+    # A conversation's first turn replies to nothing, not to the last turn of another conversation.
+    assert "r5" in items and items["r5"].replying_to is None
+    assert "r1" in items and items["r1"].replying_to is None
 
 
 def test_the_query_syntax_reaches_the_keyword_brain_as_written(clients: Clients, world: str) -> None:

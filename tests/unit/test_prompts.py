@@ -74,6 +74,20 @@ def test_the_answer_prompt_lists_items_by_kind_and_id_and_the_expandable_entitie
             "[ent_dana, ent_lisbon]") in text
 
 
+def test_a_turn_shows_the_end_of_the_turn_it_replies_to_on_a_short_re_line() -> None:
+    context = _context(items=[
+        ContextItem(kind="event", id="D2:12", text="Caroline: I chose them 'cause they help LGBTQ+ folks.",
+                    replying_to="Melanie: Wow, that agency looks great! What made you pick it?"),
+        ContextItem(kind="event", id="D2:1", text="Caroline: Hey Mel!")])
+
+    text = answer.render_context(context)
+
+    assert ("- event D2:12: Caroline: I chose them 'cause they help LGBTQ+ folks.\n"
+            "  re: Melanie: Wow, that agency looks great! What made you pick it?\n- event D2:1: Caroline: Hey Mel!") in text
+    assert context.stats().characters == sum(len(i.text) for i in context.items) + len(
+        "Melanie: Wow, that agency looks great! What made you pick it?")  # the budget counts it
+
+
 def test_an_empty_context_says_so() -> None:
     text = answer.render_context(_context())
     assert "- (none)" in text and "Recent conversation" not in text and "expand" not in text

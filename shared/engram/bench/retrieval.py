@@ -51,7 +51,7 @@ _QUERY_TIME_MODULES = ("adapters/postgres/retrieval.py", "adapters/postgres/grap
                        "adapters/offline/choosing.py", "adapters/offline/verdicts.py", "adapters/offline/asked.py",
                        "adapters/offline/leaning.py", "adapters/offline/referents.py", "adapters/offline/causes.py",
                        "adapters/offline/research.py", "adapters/offline/synthesis.py", "adapters/offline/kinds.py",
-                       "memory/context.py")
+                       "memory/context.py", "model/queries.py", "model/context.py")
 # Heuristics read only at query time: changing them never invalidates an ingested world.
 _QUERY_TIME = ("rrf_", "ranker", "weight_", "recency_", "semantic_", "search_", "context_", "fusion_", "keyword_", "graph_",
                "serendipity_", "query_", "web_", "max_info", "max_initial", "chars_per")

@@ -86,7 +86,7 @@ class QueryContext(BaseModel):
         return {i.id for i in self.items}
 
     def stats(self, chars_per_token: float = 4.0) -> ContextStats:
-        chars = sum(len(i.text) for i in self.items) + sum(len(c) for c in self.conversation)
+        chars = sum(len(i.text) + len(i.replying_to or "") for i in self.items) + sum(len(c) for c in self.conversation)
         return ContextStats(items=len(self.items), characters=chars, estimated_tokens=int(chars / chars_per_token),
                             full_entities=len(self.full_entity_ids()), entity_summaries=len(self.summary_entity_ids()),
                             by_kind=dict(Counter(i.kind for i in self.items)))

@@ -126,6 +126,9 @@ class ContextItem(Frozen):
     valid_from: datetime | None = None
     valid_to: datetime | None = None  # set once a newer value closed it
     status: Literal["active", "superseded", "archived"] | None = None
+    # An event item's turn before it in its conversation, said by someone else ("Melanie: What made you pick it?"),
+    # its end only: a reply ("Seven years now.") says what it answers only with it.
+    replying_to: str | None = None
 
 
 class WorldQuery(Record):

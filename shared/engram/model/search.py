@@ -77,6 +77,8 @@ class SearchHit(Frozen):
     occurred_at: datetime | None = None
     explanation: str | None = None
     event_ids: list[str] = Field(default_factory=list)  # the events it comes from, for citing and evaluation
+    # An event's turn before it in its conversation, said by someone else, its end only (retrieval.replies).
+    replying_to: str | None = None
 
 
 class QueryEntity(Frozen):

@@ -39,9 +39,11 @@ def _shown(context: QueryContext) -> dict[offers.IdKind, frozenset[str]]:
 
 
 def render_context(context: QueryContext) -> str:
-    """The question, each item once (`kind id (date): text`), and the conversation lines no item already shows."""
+    """The question, each item once (`kind id (date): text`, a turn with a `re:` line: the end of the turn it
+    replies to), and the conversation lines no item already shows."""
     parts = [f"Question: {context.question}", "", "Context items (kind id: text):"]
-    parts += [f"- {i.kind} {i.id}{_when(i.occurred_at)}: {i.text}" for i in context.items] or ["- (none)"]
+    parts += [f"- {i.kind} {i.id}{_when(i.occurred_at)}: {i.text}" + (f"\n  re: {i.replying_to}" if i.replying_to
+                                                                         else "") for i in context.items] or ["- (none)"]
     conversation = unshown_conversation(context)
     if conversation:
         parts += ["", "Recent conversation:", *conversation]

@@ -260,7 +260,8 @@ def path_between(clients: CapabilityPorts, world: World, context: QueryContext, 
 def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit], *,
               as_of: datetime | None = None) -> list[ContextItem]:
     """Fused-search hits as context items, in their order; an entity hit arrives as the entity's summary, a fact
-    with its parts, followed by the values it superseded (its history; with `as_of`, those true by then)."""
+    with its parts, followed by the values it superseded (its history; with `as_of`, those true by then), a turn
+    with the end of the turn it replies to, as the search read it."""
     entities = {e.entity_id: e for e in clients.store.get_entities(world_id, [h.doc_id for h in hits
                                                                                 if h.kind == "entity"])}
     facts = {f.memory_id: f for f in clients.store.get_semantic(world_id, [h.doc_id for h in hits
@@ -281,7 +282,8 @@ def hit_items(clients: CapabilityPorts, world_id: str, hits: Sequence[SearchHit]
             items += [i.model_copy(update={"score": hit.score / 2}) for i in older]
         elif hit.kind != "entity":
             items.append(ContextItem(kind=hit.kind, id=hit.doc_id, text=hit.text, score=hit.score,
-                                     entity_ids=hit.entity_ids, occurred_at=hit.occurred_at))
+                                     entity_ids=hit.entity_ids, occurred_at=hit.occurred_at,
+                                     replying_to=hit.replying_to))
         elif hit.doc_id in entities:
             items.append(entity_summary(entities[hit.doc_id], score=hit.score))
     return items

@@ -40,6 +40,7 @@ from engram.retrieval.features import Query
 from engram.retrieval.fusion import Key, Scored, key
 from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
 from engram.retrieval.ranker import rank, relevant, shipped
+from engram.retrieval.replies import previous_turns, replied_end
 from engram.rules.dates import time_windows, without_dates
 from engram.rules.keyword_query import has_syntax, keyword_terms
 from engram.rules.relevance import rrf
@@ -178,9 +179,12 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     found += past
     similarity: dict[Key, float] = {}
     docs: dict[Key, IndexDocument] = {}
+    turns: dict[str, IndexDocument] = {}  # every turn read, whoever said it: what the user's own turns reply to
     for d, sim in found:
         if as_of is not None and d.kind not in ("semantic", "entity") and d.occurred_at and d.occurred_at > as_of:
             continue  # it had not happened yet (an entity is a name, recorded whenever it was first read)
+        if d.kind == "event":
+            turns[d.doc_id] = d
         if user_id is None or d.user_id in (None, user_id):
             docs[key(d.kind, d.doc_id)] = d
             if sim is not None:
@@ -200,8 +204,9 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     order = passed[:limit]
     highlights = {key(k.kind, k.doc_id): k.highlights for k in keyword}
     names = {e.entity_id: e.name for e in entities}
-    hits = [_hit(docs[k], scored[k], rankings, highlights.get(k, []), similarity.get(k), names, neighbours, scored)
-            for k in order]
+    replied = _replied(order, docs, turns, neighbours, user_id)
+    hits = [_hit(docs[k], scored[k], rankings, highlights.get(k, []), similarity.get(k), names, neighbours, scored,
+                 replied.get(k)) for k in order]
     return SearchResponse(
         query=query, interpretation=_interpretation(intent, weights, entities, lexical_query, unavailable), hits=hits,
         search_time_ms=round((time.perf_counter() - started) * 1000, 2), query_class=intent, weights=weights,
@@ -266,9 +271,21 @@ def _neighbours(clients: SearchPorts, world_id: str, candidates: list[Key], vect
     return {key("event", e): [key("event", n) for n in near] for e, near in adjacent.items()}, around
 
 
+def _replied(order: Sequence[Key], docs: dict[Key, IndexDocument], turns: dict[str, IndexDocument],
+             neighbours: dict[Key, list[Key]], user_id: str | None) -> dict[Key, str]:
+    """What each event hit replies to, from the turns read around the best events (no further read): shown
+    for a user's own turn (they took part in the conversation, as its context reads it) or when any user may
+    read the turn replied to."""
+    events = [_ref(k)[1] for k in order if k.startswith("event:")]
+    adjacent = {_ref(e)[1]: [_ref(n)[1] for n in near] for e, near in neighbours.items()}
+    before = previous_turns(events, adjacent, turns)
+    return {key("event", e): replied_end(doc.text) for e, doc in before.items()
+            if user_id is None or docs[key("event", e)].user_id == user_id or doc.user_id in (None, user_id)}
+
+
 def _hit(doc: IndexDocument, scored: Scored, rankings: dict[str, list[Key]], highlights: list[str],
          similarity: float | None, names: dict[str, str], neighbours: dict[Key, list[Key]],
-         all_scored: dict[Key, Scored]) -> SearchHit:
+         all_scored: dict[Key, Scored], replying_to: str | None = None) -> SearchHit:
     k = key(doc.kind, doc.doc_id)
     ranks = {brain: ids.index(k) + 1 for brain, ids in rankings.items() if k in ids}
     return SearchHit(
@@ -277,6 +294,7 @@ def _hit(doc: IndexDocument, scored: Scored, rankings: dict[str, list[Key]], hig
         occurred_at=doc.occurred_at, event_ids=doc.event_ids,
         explanation=_explain(ranks, similarity, [names[e] for e in doc.entity_ids if e in names], scored,
                              [n for n in neighbours.get(k, []) if n in all_scored], all_scored),
+        replying_to=replying_to,
     )
 
 

@@ -263,12 +263,14 @@ def _since(fact: ContextItem) -> datetime:
 
 
 # ---------------------------------------------------------------- from retrieved text
-def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True) -> str | None:
+def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True,
+              replied: str = "") -> str | None:
     """The value a turn gives: in its statement covering the question best (not a question, not about the
     listener or someone else), an entity of the wanted type the question does not say (a date grounded against
     `said_at`), or for a "what" question the phrase the question's words lead to. `own`: the turn's speaker may
-    be whom the question names (else only its sentences naming them, or a pronoun for them, speak of them)."""
-    said = [s for s in ranked_sentences(reading, list(doc.sents))
+    be whom the question names (else only its sentences naming them, or a pronoun for them, speak of them).
+    `replied`: the question the turn answers, whose words count for its first sentences."""
+    said = [s for s in ranked_sentences(reading, list(doc.sents), replied)
             if not _to_listener(s) and _about(s, reading.names, own)]
     if not said:
         return None

@@ -9,10 +9,10 @@ plural kind, "what activities", also from the retrieval's best turns its person 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engram.adapters.offline.asked import Found
 from engram.adapters.offline.spans import known_as, speaks_for
@@ -25,7 +25,14 @@ if TYPE_CHECKING:
 
     from engram.adapters.offline.asked import Reading
 
-    SpanReader = Callable[[Reading, Doc, datetime | None, bool], str | None]
+
+class SpanReader(Protocol):
+    """Reads a turn for the value asked (engram.adapters.offline.answers.read_span): `replied` is the question
+    of the turn it replies to, whose words count for its first sentences."""
+
+    def __call__(self, reading: Reading, doc: Doc, said_at: datetime | None, own: bool = True,
+                 replied: str = "") -> str | None: ...
+
 
 MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
 SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
@@ -34,21 +41,23 @@ _READ = 6  # turns read at most
 _CLOSE = 0.75  # a further turn is read for a value while it covers this share of the best turn's cover
 _MORE_READ, _MORE_COVER = 10, 0.2  # the retrieval's best turns read for more values, and the cover they need
 _MOST = 3  # values read at most for a question that asks for several
+_REPLIED_WEIGHT = 0.75  # the question a turn replies to says what it is about, less surely than its own words
 _SCORE_WEIGHT = 0.5  # the retrieval's score (0-1: its meaning, not only its words) next to the words' cover
 # A "when" question is answered by when its turn was said: the person's own turn the retrieval ranks high answers
 # it on fewer of the question's words ("When did Dana go?" and "Dana: Just back from Lisbon!").
 _DATE_COVERAGE, _STRONG = 0.2, 0.5
 
 
-def ranked_turns(reading: Reading, items: Sequence[ContextItem]) -> list[tuple[float, ContextItem]]:
+def ranked_turns(reading: Reading, items: Sequence[ContextItem], replies: bool = True
+                 ) -> list[tuple[float, ContextItem]]:
     """The items that can answer from their text, with their cover of the question, best first (cover and
     retrieval score): turns, facts without a predicate, and episodes or summaries that report the people asked
-    about by name."""
+    about by name. `replies`: a turn's cover counts the question it replies to (`pair_cover`)."""
     ranked = []
     for n, item in enumerate(items):
         if item.kind == "event" or (item.kind == "semantic" and not item.predicate) or (
                 item.kind in ("episodic", "summary") and attributed(item.text, reading.names)):
-            cover = reading.covered(statements(item.text))
+            cover = pair_cover(reading, item) if replies else reading.covered(statements(item.text))
             if cover >= MIN_COVERAGE or (reading.expects == "date" and cover >= _DATE_COVERAGE
                                          and item.score >= _STRONG and speaks_for(item.text, reading.names)):
                 ranked.append((cover + _SCORE_WEIGHT * item.score, -n, cover, item))
@@ -72,7 +81,7 @@ def from_text(reading: Reading, items: Sequence[ContextItem], read_span: SpanRea
         if spans and cover < spans[0][1] * _CLOSE:
             break
         span = read_span(known, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at,
-                         speaks_for(item.text, known.names))
+                         speaks_for(item.text, known.names), replied_question(item))
         if span and all(span.lower() != s.lower() for s, _, _ in spans):
             spans.append((span, cover, item))
             if not reading.several or len(spans) == _MOST:
@@ -97,10 +106,11 @@ def more_values(reading: Reading, items: Sequence[ContextItem], spans: list[tupl
     read = {i.id for _, _, i in spans}
     more: list[tuple[str, float, ContextItem]] = []
     for item in sorted((i for i in items if i.kind == "event"), key=lambda i: -i.score)[:_MORE_READ]:
-        cover = reading.covered(statements(item.text))
+        cover = pair_cover(reading, item)
         if item.id in read or cover < _MORE_COVER or not said_by(item.text, reading.names):
             continue
-        span = read_span(reading, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at, True)
+        span = read_span(reading, shared_engine().doc(SPEAKER.sub("", item.text)), item.occurred_at, True,
+                         replied_question(item))
         if span and all(span.lower() != s.lower() for s, _, _ in [*spans, *more]):
             more.append((span, cover, item))
     return more
@@ -123,6 +133,24 @@ def attributed(text: str, names: frozenset[str]) -> bool:
         return True
     return bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\w*\s+(?:said|says|told|mentioned|"
                           r"is|was|has|had|lives|works)\b", text, re.I))
+
+
+def pair_cover(reading: Reading, item: ContextItem) -> float:
+    """A turn's cover of the question, its statements' own and, at a discount, that of the question it replies
+    to ("How long have you been married?" covers "How long has Mel been married?" for "5 years already!")."""
+    own = reading.covered(statements(item.text))
+    replied = replied_question(item)
+    if not replied:
+        return own
+    return own + _REPLIED_WEIGHT * max(0.0, reading.covered(f"{statements(item.text)} {replied}") - own)
+
+
+def replied_question(item: ContextItem) -> str:
+    """The question a turn answers: the end of the turn it replies to when that asks one ("Melanie: How long have
+    you been married?" before "5 years already!"), without its speaker; else nothing. A reply to news (no
+    question) comments on the other's story: its words are not the reply's."""
+    replied = SPEAKER.sub("", item.replying_to or "")
+    return " ".join(p for p in _SENTENCE_END.split(replied) if p.rstrip().endswith("?"))
 
 
 def statements(text: str) -> str:

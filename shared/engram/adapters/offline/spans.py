@@ -52,13 +52,16 @@ def sentence_score(asked: Asked, sent: Span, beside: float) -> float:
     return max(asked.covered(sent.text), _FOLLOW * beside) + _NEW * min(new, _NEW_TERMS) / _NEW_TERMS
 
 
-def ranked_sentences(asked: Asked, sents: list[Span]) -> list[Span]:
+def ranked_sentences(asked: Asked, sents: list[Span], replied: str = "") -> list[Span]:
     """The statements (not questions) best first, ties to the earlier; those neither holding the question's
-    terms nor next to a sentence that does are left out."""
+    terms nor next to a sentence that does are left out. `replied`: the question the turn answers, read as a
+    neighbour of its first two sentences ("How long have you been married?" - "5 years already!"; a reply often
+    opens with thanks: "Thanks, Mel! It was Matt Patterson")."""
     covers = [asked.covered(s.text) for s in sents]
+    lead = asked.covered(replied) if replied else 0.0
     scored = []
     for n, sent in enumerate(sents):
-        beside = max(covers[max(0, n - 1):n] + covers[n + 1:n + 2], default=0.0)
+        beside = max(covers[max(0, n - 1):n] + covers[n + 1:n + 2] + ([lead] if n <= 1 else []), default=0.0)
         if sent.text.rstrip().endswith("?") or not (covers[n] or beside):
             continue
         scored.append((sentence_score(asked, sent, beside), -n, sent))

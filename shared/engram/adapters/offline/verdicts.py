@@ -38,7 +38,8 @@ def asks_yes_no(doc: Doc) -> bool:
 def verdict(reading: Reading, doc: Doc, items: Sequence[ContextItem]) -> Found | None:
     """"Yes", "No", "Likely yes" or "Likely no" from the best turn about whom the question names; None when no
     turn covers the question or the turns that do are about someone else."""
-    for cover, item in [*ranked_turns(reading, items)[:3], *_strong(reading, items)]:
+    # Yes or no is what a turn itself says: a question it replies to is no statement of it.
+    for cover, item in [*ranked_turns(reading, items, replies=False)[:3], *_strong(reading, items)]:
         if not _about(item.text, reading.names):
             continue
         said = statements(SPEAKER.sub("", item.text))

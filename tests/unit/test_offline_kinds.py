@@ -101,3 +101,13 @@ def test_a_count_of_someone_elses_turns_is_no_answer() -> None:
              for n in range(3)]
 
     assert answers.answer(_context("How many times has Lena's manuscript been rejected?", *turns)).content == UNKNOWN
+
+
+def test_a_frequency_in_a_reply_counts_the_words_of_the_question_it_answers() -> None:
+    question = "How often does Priya take her kids to the park?"
+    reply = "Priya: We go a few times a week, they love it."
+    asked = ContextItem(kind="event", id="e1", text=reply, score=0.5, occurred_at=SAID,
+                        replying_to="Omar: Do you take the kids to the park often?")
+
+    assert answers.answer(_context(question, _turn("e1", reply))).content == UNKNOWN  # "park" is never said
+    assert answers.answer(_context(question, asked)).content == "a few times a week"

@@ -281,7 +281,7 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
         read = explanation if reading.explains else thing_in
         return next((t for s in said if (t := read(reading, s))), None)
     if reading.measure == "often":  # a frequency, not a date or length
-        return next((v for sent in said if (v := value_in(reading, sent))), None)
+        return next((v for sent in said if (v := value_in(reading, sent, replied))), None)
     for sent in said:
         for ent in _closest(reading, sent, [e for e in sent.ents if e.label_ in _LABELS[reading.expects]]):
             if reading.expects == "duration" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|"
@@ -293,7 +293,7 @@ def read_span(reading: Reading, doc: Doc, said_at: datetime | None, own: bool = 
             if not content_terms(ent.text) <= reading.terms | reading.names or not content_terms(ent.text):
                 return ent.text
     # No entity of the kind: a common-noun place, a relation or group, a number of the counted thing, a frequency
-    return next((v for sent in said if (v := value_in(reading, sent))), None)
+    return next((v for sent in said if (v := value_in(reading, sent, replied))), None)
 
 
 def _about(sent: Span, names: frozenset[str], own: bool = True) -> bool:

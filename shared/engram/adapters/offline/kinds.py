@@ -73,15 +73,16 @@ _SOME = 0.3  # the share of the question's terms a turn of the person must hold 
 _MANY = 2  # distinct days below which no count of occasions is said
 
 
-def value_in(reading: Reading, sent: Span) -> str | None:
+def value_in(reading: Reading, sent: Span, replied: str = "") -> str | None:
     """The value of the question's kind that a sentence says without naming an entity: a place phrase, a
-    relation or group, a number of the counted thing, a frequency; None when it says none."""
+    relation or group, a number of the counted thing, a frequency; None when it says none. `replied`: the
+    question the turn answers, whose words count as said ("How often do you take them to the park?")."""
     if reading.expects == "place":
         return place_in(reading, sent)
     if reading.expects == "person":  # a relation names no one: the turn must say all the question is about
-        return relation_in(reading, sent) if _all_things(reading, sent.doc.text) else None
+        return relation_in(reading, sent) if _all_things(reading, f"{sent.doc.text} {replied}") else None
     if reading.measure == "often":
-        return frequency_in(sent) if _all_things(reading, sent.doc.text) else None
+        return frequency_in(sent) if _all_things(reading, f"{sent.doc.text} {replied}") else None
     if reading.expects == "number":
         return number_in(reading, sent)
     if reading.measure == "long":

@@ -5,7 +5,10 @@ features are kept (`retrieval.ranker.recording`), labelled relevant when it is a
 them (a fact or summary at least half of whose source turns are evidence). Then leave one conversation out: a LightGBM lambdarank
 model trained on the other conversations ranks the held-out one's candidates, and Recall@10 (overall and by
 category) is measured on the events the ranking stands for, next to the hand-tuned fusion's ranking of the
-same candidates. The out-of-fold predictions fit the isotonic map from raw score to probability of relevance;
+same candidates. The out-of-fold predictions fit the isotonic map from raw score to probability of relevance,
+and, with those of LoCoMo's small worlds (`bench.calibration`: a session or three of a conversation, each
+question's candidates cut to them and ranked again), the pool map that makes the score mean the same in a
+world of twenty turns (reliability tables by pool, before and after, with their expected calibration error);
 the evidence's logistic map (`retrieval.evidence`: absolute columns only, the question's floor) is fitted on the
 same conversations as the model, and both are reported by leave-one-conversation-out reliability (score bucket:
 mean score, share relevant) with the questions the default evidence floor would leave with nothing.
@@ -19,15 +22,16 @@ search walks the trees itself (`retrieval.ranker.Model`).
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from engram.bench import metrics
+from engram.bench import calibration, metrics
+from engram.bench.calibration import reliability
 from engram.bench.locomo import CATEGORIES, Conversation, load, world_of
 from engram.bench.progress import ConsoleProgress, Progress
 from engram.bench.retrieval import DEPTH, HELD_OUT, _data_dir, _fingerprint, _ingest_all
@@ -43,7 +47,8 @@ PARAMS: dict[str, Any] = {
     "deterministic": True, "seed": 7,
 }
 ROUNDS = 60  # 150 rounds at 0.05 gave the same CV Recall@10 (0.809 against 0.807) at 2.5 times the walk
-BUCKETS = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)  # the reliability tables' score buckets
+_SEED = 20  # the draw of the questions a small world cannot answer
+HITS = 10  # the search's default limit: the hits the score's reliability is read on
 
 
 @dataclass
@@ -59,6 +64,7 @@ class Question:
     events: list[list[str]]
     fusion: np.ndarray
     absolute: np.ndarray  # the evidence columns (`retrieval.evidence.COLUMNS`), one row per candidate
+    pool: str = "full"  # the world searched: "full" (the conversation) or a small one ("1 session", "3 sessions")
 
 
 def run(dataset: Path, out_dir: Path, *, cache_dir: Path | None = None, model_path: Path | None = None,
@@ -85,20 +91,42 @@ def run(dataset: Path, out_dir: Path, *, cache_dir: Path | None = None, model_pa
 
 
 def collect(clients: Any, conversations: list[Conversation], progress: Progress) -> list[Question]:
-    """Every question searched with the hand-tuned fusion, its candidates' features recorded."""
+    """Every question searched with the hand-tuned fusion, its candidates' features recorded; then in the
+    small worlds it is asked (`calibration.asked`), its candidates cut to them (pool "1 session"...)."""
     from engram.retrieval.search import search
 
     out: list[Question] = []
+    rng = random.Random(_SEED)
     with progress.bar("searching and recording features", sum(len(c.questions) for c in conversations)) as advance:
         for conv in conversations:
             world = clients.world(world_of(conv))
             world = replace(world, heuristics=world.heuristics.with_overrides({"ranker": "fusion"}))
             known = {t.dia_id for t in conv.turns}
-            for q in conv.questions:
+            small = _small_worlds(conv, rng)
+            for n, q in enumerate(conv.questions):
                 with recording() as samples:
                     search(clients, world, q.question, user_id=None, limit=DEPTH)
-                out.append(_question(conv.sample_id, q.category, q.evidence, samples[-1] if samples else None, known))
+                sample = samples[-1] if samples else None
+                out.append(_question(conv.sample_id, q.category, q.evidence, sample, known))
+                for sessions, answerable in small.get(n, []):
+                    cut = calibration.cut(sample, sessions) if sample else None
+                    if cut is not None:
+                        out.append(replace(_question(conv.sample_id, q.category, q.evidence if answerable else (),
+                                                     cut, known), pool=f"{len(sessions)} session"
+                                           + ("s" if len(sessions) > 1 else "")))
                 advance(1)
+    return out
+
+
+def _small_worlds(conv: Conversation, rng: random.Random) -> dict[int, list[tuple[frozenset[int], bool]]]:
+    """Each question's small worlds (its index: the sessions, whether they hold its evidence)."""
+    sessions = sorted({s for s in (calibration.session_of(t.dia_id) for t in conv.turns) if s is not None})
+    asked = [(n, frozenset(s for s in (calibration.session_of(e) for e in q.evidence) if s is not None))
+             for n, q in enumerate(conv.questions)]
+    out: dict[int, list[tuple[frozenset[int], bool]]] = {}
+    for world in calibration.worlds(sessions):
+        for n, answerable in calibration.asked(asked, world, rng):
+            out.setdefault(n, []).append((world, answerable))
     return out
 
 
@@ -137,8 +165,11 @@ def train(questions: list[Question], conversations: list[str], held_out: Sequenc
     from scipy.optimize import isotonic_regression
 
     params = {**PARAMS, **(params or {})}
+    small = [q for q in questions if q.pool != "full"]
+    questions = [q for q in questions if q.pool == "full"]
     names = _names(questions)
     aligned = [_aligned(q, names) for q in questions]
+    small_raw: list[np.ndarray] = [np.zeros(0)] * len(small)
     folds, oof_raw, oof_labels, oof_evidence = [], [], [], []
     scored: dict[str, list[tuple[str, dict[str, float]]]] = {"learned": [], "fusion": []}
     for conv in conversations:
@@ -155,30 +186,78 @@ def train(questions: list[Question], conversations: list[str], held_out: Sequenc
             oof_evidence.append(_evidence(evidence, q))
             rows["learned"].append((q.category, metrics.scores(ranked_events(q, raw), q.evidence)))
             rows["fusion"].append((q.category, metrics.scores(ranked_events(q, q.fusion), q.evidence)))
+        for i, q in enumerate(small):
+            if q.sample_id == conv and len(q.labels):
+                small_raw[i] = booster.predict(_aligned(q, names), raw_score=True)
         folds.append({"held_out": conv, "questions": len(test_q), **{s: _summary(r) for s, r in rows.items()}})
         for system in scored:
             scored[system] += rows[system]
     raw_all, labels_all = np.concatenate(oof_raw), np.concatenate(oof_labels)
-    calibration = _calibration(isotonic_regression, raw_all, labels_all)
+    isotonic = _calibration(isotonic_regression, raw_all, labels_all)
+    pools = [Pool(q.sample_id, q.pool, raw, q.labels)
+             for q, raw in zip([*questions, *small], [*oof_raw, *small_raw], strict=True) if len(q.labels)]
+    pool_map = calibration.fit(*_pooled(isotonic, pools))
     fit_on = [i for i, q in enumerate(questions) if q.sample_id not in held_out] or list(range(len(questions)))
     booster = _fit(lgb, [questions[i] for i in fit_on], [aligned[i] for i in fit_on], names, params, rounds)
-    model = trimmed(booster.dump_model(), calibration)
+    model = trimmed(booster.dump_model(), {**isotonic, "pool": pool_map.document()})
     model["evidence"] = fit_evidence([questions[i] for i in fit_on]).document()
     model["trained_on"] = sorted({questions[i].sample_id for i in fit_on})
-    probability = np.clip(np.interp(raw_all, calibration["x"], calibration["y"]), 0.0, 1.0)
+    probability = np.clip(np.interp(raw_all, isotonic["x"], isotonic["y"]), 0.0, 1.0)
     report = {
         "cv": {system: _summary(rows) for system, rows in scored.items()}, "folds": folds,
         "trained_on": model["trained_on"], "params": params, "rounds": rounds, "features": len(names),
         "importance": dict(sorted(zip(names, booster.feature_importance("gain").round(1).tolist(), strict=True),
                                   key=lambda kv: -kv[1])[:20]),
-        "calibration_points": len(calibration["x"]),
+        "calibration_points": len(isotonic["x"]), "pool_map": model["calibration"]["pool"],
         "base_rate": round(float(labels_all.mean()), 5),
         "evidence": model["evidence"],
         "reliability": {"ranker": reliability(probability, labels_all),
                         "evidence": reliability(np.concatenate(oof_evidence), labels_all)},
+        "pools": pool_reliability(isotonic, pools),
         "nothing_relevant": _floored(questions, oof_raw, oof_evidence),
     }
     return report, model
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One question's candidates in one world, out of fold: raw scores and labels."""
+
+    conversation: str
+    kind: str  # "full", "1 session", "3 sessions"
+    raw: np.ndarray
+    labels: np.ndarray
+
+
+def _pooled(isotonic: dict[str, list[float]], pools: Sequence[Pool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pool's candidates: isotonic probability, pool size, label."""
+    probability = np.concatenate([np.interp(p.raw, isotonic["x"], isotonic["y"]) for p in pools])
+    size = np.concatenate([np.full(len(p.raw), len(p.raw)) for p in pools])
+    return np.clip(probability, 0.0, 1.0), size, np.concatenate([p.labels for p in pools])
+
+
+def pool_reliability(isotonic: dict[str, list[float]], pools: Sequence[Pool]) -> dict[str, Any]:
+    """By pool kind: the reliability of the search's hits (each pool's first HITS) and the expected calibration
+    error of hits and of every candidate, with the isotonic map alone ("before") and with the pool map fitted
+    on the other conversations' pools ("after", out of fold like the raw scores)."""
+    maps = {c: calibration.fit(*_pooled(isotonic, [p for p in pools if p.conversation != c]))
+            for c in dict.fromkeys(p.conversation for p in pools)}
+    out: dict[str, Any] = {}
+    for kind in dict.fromkeys(p.kind for p in pools):
+        mine = [p for p in pools if p.kind == kind]
+        top = [np.argsort(-p.raw, kind="stable")[:HITS] for p in mine]
+        before = [np.clip(np.interp(p.raw, isotonic["x"], isotonic["y"]), 0.0, 1.0) for p in mine]
+        after = [maps[p.conversation].probability(b, len(b)) for p, b in zip(mine, before, strict=True)]
+        labels = np.concatenate([p.labels for p in mine])
+        hit_labels = np.concatenate([p.labels[t] for p, t in zip(mine, top, strict=True)])
+        row: dict[str, Any] = {"pools": len(mine), "median_candidates": int(np.median([len(p.raw) for p in mine]))}
+        for name, scores in (("before", before), ("after", after)):
+            hits = np.concatenate([s[t] for s, t in zip(scores, top, strict=True)])
+            row[name] = {"ece_hits": calibration.expected_error(hits, hit_labels),
+                         "ece_candidates": calibration.expected_error(np.concatenate(scores), labels),
+                         "hits": reliability(hits, hit_labels)}
+        out[kind] = row
+    return out
 
 
 def fit_evidence(questions: Sequence[Question]) -> Evidence:
@@ -202,18 +281,6 @@ def fit_evidence(questions: Sequence[Question]) -> Evidence:
 
 def _evidence(evidence: Evidence, q: Question) -> np.ndarray:
     return evidence.probability({c: q.absolute[:, j].tolist() for j, c in enumerate(COLUMNS)})
-
-
-def reliability(scores: np.ndarray, labels: np.ndarray) -> list[dict[str, float]]:
-    """Score bucket -> candidates, mean score, share relevant: a calibrated score has the two close."""
-    rows = []
-    for lo, hi in pairwise(BUCKETS):
-        inside = (scores >= lo) & ((scores < hi) | (hi == BUCKETS[-1]))
-        if inside.any():
-            rows.append({"from": lo, "to": hi, "candidates": int(inside.sum()),
-                         "mean_score": round(float(scores[inside].mean()), 4),
-                         "share_relevant": round(float(labels[inside].mean()), 4)})
-    return rows
 
 
 def _floored(questions: list[Question], raw: list[np.ndarray], evidence: list[np.ndarray]) -> dict[str, Any]:
@@ -262,7 +329,7 @@ def _calibration(isotonic: Any, raw: np.ndarray, labels: np.ndarray) -> dict[str
     return {"x": points_x, "y": points_y}
 
 
-def trimmed(dump: dict[str, Any], calibration: dict[str, list[float]]) -> dict[str, Any]:
+def trimmed(dump: dict[str, Any], calibration: dict[str, Any]) -> dict[str, Any]:
     """LightGBM's `dump_model()` cut to what the tree walker reads, and the calibration."""
     keep = ("split_feature", "threshold", "decision_type", "default_left", "missing_type", "leaf_value")
 
@@ -306,6 +373,15 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"reliability of the {name} probability (out of fold): bucket, candidates, mean, share relevant")
         lines += [f"  [{r['from']:.3f}, {r['to']:.3f}) {r['candidates']:>7} {r['mean_score']:>8.4f} "
                   f"{r['share_relevant']:>8.4f}" for r in rows]
+    for kind, row in report.get("pools", {}).items():
+        lines.append(f"the score's reliability, {kind} pools ({row['pools']}, median {row['median_candidates']} "
+                     f"candidates), the search's first {HITS} hits out of fold: bucket, hits, mean, share relevant")
+        for name in ("before", "after"):
+            part = row[name]
+            lines.append(f"  {name} (isotonic{'' if name == 'before' else ' and pool map, out of fold'}): ECE hits "
+                         f"{part['ece_hits']:.4f}, every candidate {part['ece_candidates']:.4f}")
+            lines += [f"    [{r['from']:.3f}, {r['to']:.3f}) {r['candidates']:>7} {r['mean_score']:>8.4f} "
+                      f"{r['share_relevant']:>8.4f}" for r in part["hits"]]
     if "nothing_relevant" in report:
         floored = report["nothing_relevant"]
         lines.append(f"evidence floor {floored['floor']}: {floored['questions']} questions with nothing relevant, "

@@ -1,7 +1,10 @@
 """The learned ranker (pure): the fused candidates' features (see `features`) scored by a LightGBM lambdarank
 model trained on LoCoMo's development conversations (`engram bench train-ranker`), then mapped to the
-probability that the candidate is relevant (isotonic, fitted on out-of-fold predictions), so a score means
-the same in every query. The model ships as `ranker.json` (LightGBM's `dump_model()`, trimmed to the trees)
+probability that the candidate is relevant, so a score means the same in every query and every world size:
+an isotonic map of the raw score fitted on out-of-fold predictions in LoCoMo's pools (about 350 candidates),
+then a logistic one of that and the pool's size, fitted on pools of every size (`bench.calibration`: a
+session or a few of a conversation, as small worlds), since the trees read ranks and z-scores within the pool
+and a raw score means more among twenty candidates than among hundreds. The model ships as `ranker.json` (LightGBM's `dump_model()`, trimmed to the trees)
 and is walked here with numpy: LightGBM is needed to train it, never to search.
 
 A world chooses it with `retrieval.ranker` ("learned", the default, or "fusion": the hand-tuned fusion alone).
@@ -32,6 +35,8 @@ from engram.retrieval.fusion import Key, Scored, fuse
 MODEL_FILE = "ranker.json"
 _ZERO = 1e-35  # LightGBM's kZeroThreshold: what counts as zero for a "Zero" missing type
 _MISSING = {"None": 0, "Zero": 1, "NaN": 2}
+_EPSILON = 1e-4  # the isotonic probability is kept this far from 0 and 1 before its logit
+_MIN_SLOPE = 0.01  # the pool map's slope on the isotonic logit, at least: the order stays the trees'
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,21 @@ class Sample:
     scored: dict[Key, Scored]
     docs: dict[Key, IndexDocument]
     evidence: dict[str, list[float]]  # the evidence columns (`evidence.COLUMNS`): what its map is fitted on
+    inputs: Ranked | None = None  # what `rank` was given: a smaller world's pool is ranked again from it
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """What `rank` read besides the documents (for training: a part of the pool is scored again from it)."""
+
+    rankings: Mapping[str, list[Key]]
+    weights: Mapping[str, float]
+    keyword_scores: Mapping[Key, float]
+    similarity: Mapping[Key, float]
+    neighbours: Mapping[Key, Sequence[Key]]
+    query: Query
+    now: datetime
+    heuristics: Heuristics
 
 
 _RECORDER: ContextVar[Callable[[Sample], None] | None] = ContextVar("engram_ranker_recorder", default=None)
@@ -60,8 +80,9 @@ def recording() -> Iterator[list[Sample]]:
 
 
 class Model:
-    """A LightGBM tree ensemble (the trimmed `dump_model()` JSON) walked with numpy, all trees at once, and the
-    isotonic map from its raw score to a probability, and the evidence's map (None in a file without one)."""
+    """A LightGBM tree ensemble (the trimmed `dump_model()` JSON) walked with numpy, all trees at once, the
+    isotonic map from its raw score to a probability, the pool's map (`PoolMap`; None: the isotonic alone) and
+    the evidence's map (None in a file without one)."""
 
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.feature_names: list[str] = list(document["feature_names"])
@@ -69,6 +90,7 @@ class Model:
         calibration = document.get("calibration") or {"x": [0.0], "y": [0.0]}
         self.calibration_x = np.asarray(calibration["x"], dtype=np.float64)
         self.calibration_y = np.asarray(calibration["y"], dtype=np.float64)
+        self.pool = PoolMap.read(calibration.get("pool"))
         feature: list[int] = []
         threshold: list[float] = []
         default_left: list[bool] = []
@@ -142,9 +164,46 @@ class Model:
             at = np.where(go_left, self.left[at], self.right[at])
         return self.value[at].sum(axis=1)
 
-    def probability(self, raw: np.ndarray) -> np.ndarray:
-        """The calibrated probability of relevance for raw scores (monotone, 0..1)."""
-        return np.clip(np.interp(raw, self.calibration_x, self.calibration_y), 0.0, 1.0)
+    def probability(self, raw: np.ndarray, candidates: int | None = None) -> np.ndarray:
+        """The calibrated probability of relevance for raw scores of one pool of `candidates` (monotone in the
+        raw score, 0..1); without a pool size (or a pool map), the isotonic map alone."""
+        isotonic = np.clip(np.interp(raw, self.calibration_x, self.calibration_y), 0.0, 1.0)
+        if self.pool is None or candidates is None:
+            return isotonic
+        return self.pool.probability(isotonic, candidates)
+
+
+@dataclass(frozen=True)
+class PoolMap:
+    """The logistic map from the isotonic probability and the pool's size to the probability of relevance:
+    `logit p = (slope + slope_by_size * log(1 + n)) * logit(isotonic) + by_size * log(1 + n) + bias`."""
+
+    slope: float
+    by_size: float
+    slope_by_size: float
+    bias: float
+
+    @classmethod
+    def read(cls, document: Mapping[str, Any] | None) -> PoolMap | None:
+        """The map as `ranker.json` keeps it (`{"weights": [slope, by_size, slope_by_size], "bias": b}`)."""
+        if not document:
+            return None
+        slope, by_size, slope_by_size = (float(w) for w in document["weights"])
+        return cls(slope, by_size, slope_by_size, float(document["bias"]))
+
+    def document(self) -> dict[str, Any]:
+        """The map as `ranker.json` keeps it."""
+        return {"inputs": ["isotonic_logit", "log1p_candidates", "isotonic_logit*log1p_candidates"],
+                "weights": [round(self.slope, 6), round(self.by_size, 6), round(self.slope_by_size, 6)],
+                "bias": round(self.bias, 6)}
+
+    def probability(self, isotonic: np.ndarray, candidates: int) -> np.ndarray:
+        """The probability of relevance of isotonic probabilities in a pool of `candidates`."""
+        size = math.log1p(max(candidates, 0))
+        p = np.clip(isotonic, _EPSILON, 1.0 - _EPSILON)
+        slope = max(self.slope + self.slope_by_size * size, _MIN_SLOPE)
+        z = slope * np.log(p / (1.0 - p)) + self.by_size * size + self.bias
+        return np.asarray(1.0 / (1.0 + np.exp(-z)))
 
 
 @cache
@@ -169,12 +228,13 @@ def rank(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
     columns = features(keys, rankings, scored, keyword_scores, similarity, docs, neighbours, query, now, h)
     if recorder is not None:
         recorder(Sample(keys, columns, scored, dict(docs), evidence.columns(
-            keys, rankings, similarity, docs, query.terms, query.entities)))
+            keys, rankings, similarity, docs, query.terms, query.entities),
+            Ranked(rankings, weights, keyword_scores, similarity, neighbours, query, now, h)))
     if h.retrieval.ranker == "fusion":
         return scored
     model = model or shipped()
     raw = model.raw(model.matrix(columns, len(keys)))
-    probability = model.probability(raw)
+    probability = model.probability(raw, len(keys))
     # Best raw score first: where the calibration is flat (its ends), the order is still the model's.
     out = {}
     for i in np.argsort(-raw, kind="stable").tolist():

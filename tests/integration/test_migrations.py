@@ -3,6 +3,7 @@ import itertools
 import os
 import re
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -229,3 +230,16 @@ def _migrated_before(number: int, pg_server: object, monkeypatch: pytest.MonkeyP
         before.setattr(migrations, "migration_files", lambda: [m for m in migration_files() if m[0] < number])
         apply_migrations(url, 384)
     return url
+
+
+def test_an_events_own_vector_stays_in_its_row_and_its_in_context_one_leaves_it(fresh_url: str) -> None:
+    apply_migrations(fresh_url, 384)
+    rng = np.random.default_rng(3)  # vectors as embedders make them: nothing to compress
+    own, context = (rng.standard_normal(384).round(6).tolist() for _ in range(2))
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO chat_events (world_id, event_id, user_id, conversation_id, role, content, "
+                     "content_type, occurred_at, importance, embedding, context_embedding) VALUES ('w', 'e1', 'u', "
+                     "'c', 'user', 'hello', 'userinput', now(), 0.5, %s::vector, %s::vector)", (str(own), str(context)))
+        stored = conn.execute("SELECT pg_column_toast_chunk_id(embedding) IS NULL, "
+                              "pg_column_toast_chunk_id(context_embedding) IS NOT NULL FROM chat_events").fetchone()
+    assert stored == (True, True)  # ordering the turns by the own vector reads no TOAST

@@ -185,6 +185,25 @@ def test_the_searchs_documents_are_the_stores_documents_with_their_similarity(cl
         assert sim == pytest.approx({h.doc_id: h.score for h in alone}[doc_id])
 
 
+def test_the_searchs_documents_of_every_kind_read_a_stored_real_as_the_store_shows_it(clients: Clients) -> None:
+    """The search reads its documents in binary, column by column: field for field what `documents` reads, a
+    `real` included (0.3 stays 0.3, where its binary value is 0.30000001192092896)."""
+    _drive(clients, "wr-docs", TURNS)
+    tables = {"event": ("chat_events", "event_id"), "episodic": ("episodic_memories", "memory_id"),
+              "semantic": ("semantic_memories", "memory_id"), "summary": ("memory_summaries", "summary_id"),
+              "procedural": ("procedural_memories", "memory_id"), "entity": ("canonical_entities", "entity_id")}
+    with clients.store.tx("wr-docs") as cur:  # type: ignore[attr-defined]
+        cur.execute("UPDATE chat_events SET importance = 0.3 WHERE world_id = 'wr-docs' AND event_id = 'r1'")
+        cur.execute(" UNION ALL ".join(f"(SELECT '{kind}' AS kind, {column} AS id FROM {table} "
+                                       "WHERE world_id = 'wr-docs')" for kind, (table, column) in tables.items()))
+        refs = [(r["kind"], r["id"]) for r in cur.fetchall()]
+    [vector] = clients.embedder.embed(["Priya Acme Robotics painting"])
+    scored = clients.store.candidate_documents("wr-docs", refs, vector, context_weight=0.5)
+    assert {kind for kind, _id in refs} >= {"event", "entity", "semantic"} and len(scored) == len(refs)
+    assert [d for d, _sim in scored] == clients.store.documents("wr-docs", refs)
+    assert {d.doc_id: d.importance for d, _sim in scored}["r1"] == 0.3
+
+
 # ---------------------------------------------------------------- semantic brain
 def test_semantic_hits_are_at_least_as_similar_as_the_threshold(clients: Clients, world: str) -> None:
     [vector] = clients.embedder.embed(["adoption agencies and counseling"])

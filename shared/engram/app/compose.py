@@ -7,6 +7,7 @@ and install it with `set_clients()`.
 
 from __future__ import annotations
 
+import gc
 import threading
 
 from engram.config import Settings, get_settings
@@ -29,7 +30,17 @@ def get_clients() -> Clients:
     with _lock:
         if _clients is None:
             _clients = build_clients(get_settings())
+            settle()
         return _clients
+
+
+def settle() -> None:
+    """Take what the process made to start (its modules, adapters and models) out of the cyclic collector's sight
+    for good, once its clients are built: a full collection then walks only what requests made since. Over the
+    ~110,000 objects of a started process, a full collection took 20 to 90 ms, once every thirty-odd searches:
+    the fused search's p95."""
+    gc.collect()  # what is garbage already is freed, not frozen
+    gc.freeze()
 
 
 def build_clients(settings: Settings, *, workflows: Workflows | None = None) -> Clients:

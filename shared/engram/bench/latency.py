@@ -102,6 +102,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     from engram.adapters.postgres.migrations import apply_migrations
     from engram.adapters.postgres.store import PostgresStore
     from engram.adapters.tantivy_index import TantivyIndex
+    from engram.app.compose import settle
     from engram.app.inline import InlineWorkflows
     from engram.retrieval.search import search
 
@@ -137,6 +138,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
                 _keyword_index(store, index, memories, advance)
             progress.note(f"wrote the keyword index in {time.perf_counter() - built:.1f} s")
             marker.write_text(str(memories))
+        settle()  # as the server does once its clients are built
         vectors = [np.asarray(v, np.float32) for v in clients.embedder.embed(queries)]
         with progress.bar(f"timing {BARE}", min(WARMUP, timed) + timed) as advance:
             bare_samples = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed, advance)

@@ -33,7 +33,7 @@ from engram.observability import logger
 from engram.ports import Embedder, EntityStore, KeywordIndex
 from engram.retrieval import evidence
 from engram.retrieval.classify import QueryClass, classify_query
-from engram.retrieval.embedding_cache import query_vector
+from engram.retrieval.embedding_cache import cached, query_vector
 from engram.retrieval.entities import question_entities
 from engram.retrieval.expansion import ExpansionStore, asks_when, expansion_brain
 from engram.retrieval.features import Query
@@ -117,6 +117,19 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     wanted = tuple(kinds or SEARCHABLE)
     # As of a past time, the facts come from their own read below, never from the brains' current ones.
     kinds = tuple(k for k in wanted if k != "semantic") if as_of is not None else wanted
+    timings: dict[str, float] = {}
+
+    def semantic_brain() -> tuple[list[float], Future[list[SemanticHit]]]:
+        vector = query_vector(clients.embedder, query, h.retrieval.query_embedding_cache)
+        return vector, _timed(timings, "semantic", lambda: clients.store.semantic_search(
+            world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.retrieval.search_semantic_candidates, limit),
+            min_similarity=h.retrieval.semantic_brain_min_similarity, context_weight=h.retrieval.search_context_weight))
+
+    # The brains that wait on the database go out first and the question is read while they run: a thread running
+    # Python (the keyword brain) holds back one that only sends a statement for up to the interpreter's switch
+    # interval (5 ms). A question not embedded yet is embedded once the keyword brain is under way.
+    entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
+    vector, semantic_f = semantic_brain() if cached(clients.embedder, query) else ([], None)
     intent = classify_query(query, h.retrieval.query_classifier)
     expanding = h.retrieval.search_expansion_limit > 0  # the expansion brain runs only where a world turns it on
     weights = {b: w for b, w in h.retrieval.fusion_weights.get(intent, h.retrieval.fusion_weights["semantic"]).items()
@@ -124,15 +137,10 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     depth = max(h.retrieval.search_candidates, limit)
     windows = time_windows(query, now)
     lexical_query = keyword_query(without_dates(query, windows) if windows and not has_syntax(query) else query)
-    timings: dict[str, float] = {}
-
     keyword_f = _timed(timings, "keyword", lambda: clients.index.search(
         world_id, lexical_query, user_id=user_id, kinds=kinds, limit=depth) if lexical_query and kinds else [])
-    entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
-    vector = query_vector(clients.embedder, query, h.retrieval.query_embedding_cache)
-    semantic_f = _timed(timings, "semantic", lambda: clients.store.semantic_search(
-        world_id, vector, user_id=user_id, kinds=kinds, limit=max(h.retrieval.search_semantic_candidates, limit),
-        min_similarity=h.retrieval.semantic_brain_min_similarity, context_weight=h.retrieval.search_context_weight))
+    if semantic_f is None:
+        vector, semantic_f = semantic_brain()
     entities = entities_f.result()
     # The walk from the question's entities feeds two brains: what they touch (graph), what links lead to (expansion).
     reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)

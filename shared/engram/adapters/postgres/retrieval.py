@@ -29,6 +29,21 @@ _VECTOR_TABLES: dict[str, tuple[str, str, str]] = {
     "procedural": ("procedural_memories", "memory_id", "status = 'active'"),
     "entity": ("canonical_entities", "entity_id", "TRUE"),
 }
+# Each kind's document columns (`DOCUMENT_SQL`), read in binary: a `real` as the float8 of its text, the value the
+# text protocol gives (0.3, where its binary value is 0.30000001192092896).
+_DOCUMENT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "event": ("doc_id", "text", "user_id", "conversation_id", "speaker", "occurred_at", "importance", "entity_ids",
+              "event_ids"),
+    "episodic": ("doc_id", "text", "user_id", "conversation_id", "occurred_at", "importance", "entity_ids", "event_ids"),
+    "semantic": ("doc_id", "text", "user_id", "occurred_at", "conversation_id", "importance", "entity_ids", "event_ids",
+                 "confidence", "reinforcements", "validated_at"),
+    "summary": ("doc_id", "text", "user_id", "conversation_id", "occurred_at", "importance", "confidence",
+                "validated_at", "event_ids"),
+    "procedural": ("doc_id", "text", "user_id", "occurred_at", "importance", "event_ids"),
+    "entity": ("doc_id", "text", "entity_ids", "occurred_at"),
+}
+_COLUMNS = {kind: ", ".join(f"d.{c}::text::float8 AS {c}" if c in ("importance", "confidence") else f"d.{c}"
+                            for c in columns) for kind, columns in _DOCUMENT_COLUMNS.items()}
 _NO_USER = ("entity",)  # world-level documents: no user filter applies
 _VISIBLE = visible_edges()  # the relationships the user sees (aliased r)
 
@@ -88,7 +103,7 @@ class RetrievalRepo(PostgresBase):
                 f"FROM {table} WHERE world_id = %(w)s AND embedding IS NOT NULL AND {extra} "
                 f"AND {_user_filter(kind, user_id)} ORDER BY embedding <=> %(q)s LIMIT %(k)s)"
                 for kind in kinds for table, id_col, extra in [_VECTOR_TABLES[kind]]),
-                {**params, **{f"kind_{kind}": kind for kind in kinds}})
+                {**params, **{f"kind_{kind}": kind for kind in kinds}}, binary=True)
             for r in cur.fetchall():
                 if float(r["sim"]) >= min_similarity:
                     hits[(r["kind"], r["id"])] = float(r["sim"])
@@ -184,7 +199,8 @@ class RetrievalRepo(PostgresBase):
             # One statement, one round trip: the best `k` of each kind, a branch each, in the order of `kinds`.
             cur.execute(" UNION ALL ".join(
                 f"(SELECT %(kind_{kind})s AS kind, x.id, x.score FROM ({queries[kind]} ORDER BY score DESC "
-                "LIMIT %(k)s) x)" for kind in reached), {**params, **{f"kind_{kind}": kind for kind in reached}})
+                "LIMIT %(k)s) x)" for kind in reached), {**params, **{f"kind_{kind}": kind for kind in reached}},
+                binary=True)
             hits = [SemanticHit(doc_id=r["id"], kind=r["kind"], score=float(r["score"])) for r in cur.fetchall()]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:limit]
@@ -235,7 +251,7 @@ class RetrievalRepo(PostgresBase):
                 f"ev.user_id, ev.conversation_id, ev.occurred_at, {_similarity('event', context_weight)} AS similarity "
                 "FROM chat_events ev WHERE ev.world_id = %(w)s AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "
                 f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev "
-                "ORDER BY t.weight * ev.similarity DESC, ev.event_id LIMIT %(k)s", params)
+                "ORDER BY t.weight * ev.similarity DESC, ev.event_id LIMIT %(k)s", params, binary=True)
             return [LinkedTurn.model_validate(r) for r in cur.fetchall()]
 
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
@@ -266,8 +282,10 @@ def _scored_documents(cur: Cursor[dict[str, Any]], world_id: str, kind: DocKind,
         params: tuple[object, ...] = (context_weight, vector, context_weight, vector)
     else:
         similarity, params = "1 - (t.embedding <=> %s)", (vector,)
-    cur.execute(f"SELECT d.*, {similarity} AS similarity FROM ({DOCUMENT_SQL[kind]}) d "
-                f"JOIN {table} t ON t.world_id = %s AND t.{id_col} = d.doc_id", (*params, world_id, ids, world_id))
+    # Binary rows: psycopg reads timestamps, arrays and floats in a quarter less time than their text.
+    cur.execute(f"SELECT {_COLUMNS[kind]}, {similarity} AS similarity FROM ({DOCUMENT_SQL[kind]}) d "
+                f"JOIN {table} t ON t.world_id = %s AND t.{id_col} = d.doc_id", (*params, world_id, ids, world_id),
+                binary=True)
     found: dict[tuple[str, str], tuple[IndexDocument, float | None]] = {}
     validate = IndexDocument.__pydantic_validator__.validate_python
     for r in cur.fetchall():
@@ -292,7 +310,7 @@ def _adjacent(cur: Cursor[dict[str, Any]], world_id: str, event_ids: Sequence[st
         "   ORDER BY p.occurred_at, p.event_id LIMIT %(s)s)) n "
         "WHERE c.world_id = %(w)s AND c.event_id = ANY(%(ids)s) "
         "ORDER BY c.event_id, abs(extract(epoch FROM n.occurred_at - c.occurred_at))",
-        {"w": world_id, "ids": list(event_ids), "s": span})
+        {"w": world_id, "ids": list(event_ids), "s": span}, binary=True)
     out: dict[str, list[str]] = defaultdict(list)
     for r in cur.fetchall():
         out[r["id"]].append(r["near"])

@@ -39,6 +39,11 @@ QUERIES = 200
 WARMUP = 20
 FUSED = "fused search"
 BARE = "bare pgvector top-10"
+# The synthetic world's topics (its sentences') and the questions asked of each without `--dataset`.
+TOPICS = ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")
+QUESTION_FORMS = ("What did we say about the {}?", "When did I talk about the {} with my friend?",
+                  "How was the {} on the weekend trip?", "Who came along to the {} at the lake?",
+                  "Did my friend like the {}?")
 
 
 @dataclass
@@ -78,6 +83,14 @@ def locomo_texts_and_queries(dataset: Path, limit: int = QUERIES) -> tuple[list[
     return texts, [q["question"] for s in samples for q in s["qa"]][:limit]
 
 
+def timed_queries(queries: list[str] | None = None) -> list[str]:
+    """The questions a run times, in order: `queries` (default: every topic of the synthetic world asked in each
+    form), every fourth naming a different entity of the world, so that the graph brain walks and ranks too."""
+    queries = queries or [form.format(topic) for topic in TOPICS for form in QUESTION_FORMS]
+    return [f"What did Person{USERS + (i * 37) % (ENTITIES - USERS)} say about it? {q}" if i % 4 == 0 else q
+            for i, q in enumerate(queries)]
+
+
 def changed_top_10(previous: Path, result: LatencyResult) -> list[str]:
     """The queries whose fused top 10 differs from a previous run's `latency.json` over the same world (a change
     meant to make the search faster must leave it as it was); queries only one run timed are not compared."""
@@ -107,12 +120,8 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     from engram.retrieval.search import search
 
     progress = progress or ConsoleProgress()
-    texts = texts or [f"I talked with my friend about the {w} and the weekend trip to the lake" for w in
-                      ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")]
-    queries = queries or ["What did we say about the garden?"]
-    # Every fourth query names an entity of the world, so the graph brain walks and ranks too.
-    queries = [f"What did Person{USERS + (i * 37) % (ENTITIES - USERS)} say about it? {q}" if i % 4 == 0 else q
-               for i, q in enumerate(queries)]
+    texts = texts or [f"I talked with my friend about the {w} and the weekend trip to the lake" for w in TOPICS]
+    queries = timed_queries(queries)
     server = start_embedded_postgres(data_dir)
     try:
         url = ensure_database(server, "engram")

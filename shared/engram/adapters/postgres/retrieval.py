@@ -44,6 +44,10 @@ _DOCUMENT_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 _COLUMNS = {kind: ", ".join(f"d.{c}::text::float8 AS {c}" if c in ("importance", "confidence") else f"d.{c}"
                             for c in columns) for kind, columns in _DOCUMENT_COLUMNS.items()}
+# An event's document with its similarity (`SIMILARITY`, over `e`) in the same select list.
+_SCORED_EVENT = DOCUMENT_SQL["event"].replace("AS event_ids FROM chat_events e WHERE",
+                                              "AS event_ids, SIMILARITY AS similarity FROM chat_events e WHERE")
+assert "SIMILARITY" in _SCORED_EVENT
 _NO_USER = ("entity",)  # world-level documents: no user filter applies
 _VISIBLE = visible_edges()  # the relationships the user sees (aliased r)
 
@@ -283,9 +287,15 @@ def _scored_documents(cur: Cursor[dict[str, Any]], world_id: str, kind: DocKind,
     else:
         similarity, params = "1 - (t.embedding <=> %s)", (vector,)
     # Binary rows: psycopg reads timestamps, arrays and floats in a quarter less time than their text.
-    cur.execute(f"SELECT {_COLUMNS[kind]}, {similarity} AS similarity FROM ({DOCUMENT_SQL[kind]}) d "
-                f"JOIN {table} t ON t.world_id = %s AND t.{id_col} = d.doc_id", (*params, world_id, ids, world_id),
-                binary=True)
+    # An event is scored in the row its document is read from: PostgreSQL 18 drops the self-join itself, 16 does not.
+    if kind == "event":
+        scored = _SCORED_EVENT.replace("SIMILARITY", similarity.replace("t.", "e."))
+        cur.execute(f"SELECT {_COLUMNS[kind]}, d.similarity FROM ({scored}) d",
+                    (*params, world_id, ids), binary=True)
+    else:
+        cur.execute(f"SELECT {_COLUMNS[kind]}, {similarity} AS similarity FROM ({DOCUMENT_SQL[kind]}) d "
+                    f"JOIN {table} t ON t.world_id = %s AND t.{id_col} = d.doc_id", (*params, world_id, ids, world_id),
+                    binary=True)
     found: dict[tuple[str, str], tuple[IndexDocument, float | None]] = {}
     validate = IndexDocument.__pydantic_validator__.validate_python
     for r in cur.fetchall():

@@ -4,8 +4,9 @@ probability that the candidate is relevant, so a score means the same in every q
 an isotonic map of the raw score fitted on out-of-fold predictions in LoCoMo's pools (about 350 candidates),
 then a logistic one of that and the pool's size, fitted on pools of every size (`bench.calibration`: a
 session or a few of a conversation, as small worlds), since the trees read ranks and z-scores within the pool
-and a raw score means more among twenty candidates than among hundreds. The model ships as `ranker.json` (LightGBM's `dump_model()`, trimmed to the trees)
-and is walked here with numpy: LightGBM is needed to train it, never to search.
+and a raw score means more among twenty candidates than among hundreds. The model ships as `ranker.json`
+(LightGBM's `dump_model()`, trimmed to the trees) and is walked here with numpy: LightGBM is needed to train it,
+never to search.
 
 A world chooses it with `retrieval.ranker` ("learned", the default, or "fusion": the hand-tuned fusion alone).
 """

@@ -11,10 +11,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from engram.model.search import IndexDocument
+from engram.rules.utterance import SENTENCE_END, SPEAKER
 
 REPLIED_CHARS = 90  # the end of the turn replied to that a hit carries: about its last sentence
-_SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ATTACHED = re.compile(r"\s*\[[^\]]*\]\s*$")  # "[image: a photo of ...]": what was shared, not what was said
 
 
@@ -22,9 +21,9 @@ def replied_end(text: str, limit: int = REPLIED_CHARS) -> str:
     """The end of a turn as a reply shows it: its speaker label, then its last sentences up to its last question
     that fit in `limit` characters (the last one cut at a word from its start, "…" marking the cut): "Melanie:
     What made you pick it?"."""
-    said = _SPEAKER.match(text)
+    said = SPEAKER.match(text)
     label, body = (said.group(0), text[said.end():]) if said else ("", text)
-    sentences = _SENTENCE_END.split(_ATTACHED.sub("", body).strip())
+    sentences = SENTENCE_END.split(_ATTACHED.sub("", body).strip())
     asked = [n for n, s in enumerate(sentences) if s.endswith("?")]
     kept: list[str] = []
     for sentence in reversed(sentences[:asked[-1] + 1] if asked else sentences):  # up to the question it asks
@@ -57,5 +56,5 @@ def _order(doc: IndexDocument) -> tuple[datetime, str]:
 
 
 def _said_by(doc: IndexDocument) -> str:
-    said = _SPEAKER.match(doc.text)
+    said = SPEAKER.match(doc.text)
     return (doc.speaker or (said.group(0).rstrip(": ") if said else None) or doc.user_id or "").lower()

@@ -3,7 +3,12 @@ Vectors are made of these, so that the speaker (who "I" is) and the question a r
 
 from __future__ import annotations
 
+import re
+
 from engram.model.events import StoredEvent
+
+SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")  # where a turn's sentences part, as the readers of turns split them
 
 
 def speaker_of(event: StoredEvent) -> str:

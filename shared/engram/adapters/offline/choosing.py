@@ -19,6 +19,7 @@ from engram.adapters.offline.spans import known_as, speaks_for
 from engram.model.queries import ContextItem
 from engram.rules.confidence import answer_confidence
 from engram.rules.text import content_terms
+from engram.rules.utterance import SENTENCE_END, SPEAKER
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -35,8 +36,6 @@ class SpanReader(Protocol):
 
 
 MIN_COVERAGE = 0.45  # share of the question's topical terms a turn must hold to be read for an answer
-SPEAKER = re.compile(r"^(?:user|assistant|system|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s+")  # "Dana: ..."
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _READ = 6  # turns read at most
 _CLOSE = 0.75  # a further turn is read for a value while it covers this share of the best turn's cover
 _MORE_READ, _MORE_COVER = 10, 0.2  # the retrieval's best turns read for more values, and the cover they need
@@ -150,9 +149,9 @@ def replied_question(item: ContextItem) -> str:
     you been married?" before "5 years already!"), without its speaker; else nothing. A reply to news (no
     question) comments on the other's story: its words are not the reply's."""
     replied = SPEAKER.sub("", item.replying_to or "")
-    return " ".join(p for p in _SENTENCE_END.split(replied) if p.rstrip().endswith("?"))
+    return " ".join(p for p in SENTENCE_END.split(replied) if p.rstrip().endswith("?"))
 
 
 def statements(text: str) -> str:
     """The text without its questions."""
-    return " ".join(p for p in _SENTENCE_END.split(text) if not p.rstrip().endswith("?"))
+    return " ".join(p for p in SENTENCE_END.split(text) if not p.rstrip().endswith("?"))

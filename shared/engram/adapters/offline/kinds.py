@@ -17,10 +17,11 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Found
-from engram.adapters.offline.choosing import SPEAKER, said_by, statements
+from engram.adapters.offline.choosing import said_by, statements
 from engram.adapters.offline.spans import known_as
 from engram.model.queries import ContextItem
 from engram.rules.text import content_terms, stem
+from engram.rules.utterance import SPEAKER
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token

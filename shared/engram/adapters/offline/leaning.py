@@ -14,9 +14,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Found
-from engram.adapters.offline.choosing import SPEAKER, more_values, said_by, statements
+from engram.adapters.offline.choosing import more_values, said_by, statements
 from engram.adapters.offline.spans import known_as
 from engram.model.queries import ContextItem
+from engram.rules.utterance import SPEAKER
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engram.adapters.offline.asked import Found
-from engram.adapters.offline.choosing import SPEAKER, ranked_turns, statements
+from engram.adapters.offline.choosing import ranked_turns, statements
 from engram.model.queries import ContextItem
 from engram.rules.confidence import answer_confidence
 from engram.rules.text import content_terms
+from engram.rules.utterance import SPEAKER
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -128,6 +128,17 @@ class InMemoryEntityStore:
         fuzzy = sorted((m for m in fuzzy if m.score > fuzzy_min), key=lambda m: -m.score)[: limit * 3]
         return exact + aliases + fuzzy
 
+    def match_names(self, world_id: str, names: Sequence[str], user_id: str | None, *, fuzzy_min: float,
+                    alias_accept: float, limit: int, by_confidence: bool = False, walk_depth: int = 0,
+                    walk_limit: int = 0) -> list[list[NameMatch]]:
+        def read(m: NameMatch) -> NameMatch:
+            entity = self.t.entities.get((world_id, m.entity_id))
+            near = tuple(self.connected_entities(world_id, [m.entity_id], walk_depth, walk_limit, user_id=user_id)) \
+                if walk_depth > 0 else None
+            return m.model_copy(update={"external_ref": entity.external_ref if entity else None, "near": near})
+        return [[read(m) for m in self.match_name(world_id, name, user_id, fuzzy_min=fuzzy_min, alias_accept=alias_accept,
+                                                  limit=limit, by_confidence=by_confidence)] for name in names]
+
     def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
         n = normalized(words)
         named = {a.entity_id for a in self.t.aliases

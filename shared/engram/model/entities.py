@@ -181,6 +181,9 @@ class NameMatch(Frozen):
     score: float
     user_id: str | None = None  # whose alias; None for a canonical name or a global alias
     source: str = "created"
+    external_ref: str | None = None  # the entity's, when the store read it (`match_names`)
+    # The entities within the walk's hops of this one, (id, hops) nearest first, when the store walked (`match_names`).
+    near: tuple[tuple[str, int], ...] | None = None
 
 
 class EntitySighting(Frozen):

@@ -39,6 +39,15 @@ class EntityStore(Protocol):
         equal to it (global and `user_id`'s own); else, when no alias is above `alias_accept`, trigram neighbours
         whose similarity (times the alias's confidence with `by_confidence`) is above `fuzzy_min`, best first."""
         ...
+    def match_names(self, world_id: str, names: Sequence[str], user_id: str | None, *, fuzzy_min: float,
+                    alias_accept: float, limit: int, by_confidence: bool = False, walk_depth: int = 0,
+                    walk_limit: int = 0) -> list[list[NameMatch]]:
+        """`match_name` for each name, in order, in one round trip (a search's question, read-only); each match
+        with its entity's external reference and, with `walk_depth`, its `near` entities: those within that many
+        hops on the edges `user_id` sees (every edge without one), the entity itself left out, nearest first by
+        (hops, id in code point order), at most `walk_limit`. A match the cascade cannot choose (one of several
+        trigram neighbours) may be left unwalked (`near` None)."""
+        ...
     def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
         """Entities whose normalized name or an alias is `words` or begins with them and goes on ("robert" ->
         Robert Lang), oldest first: the candidates a first name or a company's short name may stand for."""

@@ -9,7 +9,7 @@ relationships to a depth, connected entities, shortest path, shared connections,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from engram.model.entities import Relationship
@@ -47,6 +47,31 @@ def entity_weights(clients: GraphBrainPorts, world_id: str, seeds: Sequence[str]
     for entity_id, hops in clients.store.connected_entities(world_id, seeds, retrieval.graph_depth,
                                                             retrieval.graph_max_entities, user_id=user_id):
         weights.setdefault(entity_id, retrieval.graph_hop_decay ** hops)
+    return weights
+
+
+# Each seed's own walk, read with its name (`EntityStore.match_names`), is cut at the graph's limit plus this many: the
+# nearest `graph_max_entities` of all the seeds are then in their lists unless more seeds than this take places there.
+NEAR_SLACK = 16
+
+
+def weights_near(seeds: Sequence[str], near: Mapping[str, Sequence[tuple[str, int]]], h: Heuristics
+                 ) -> dict[str, float] | None:
+    """Pure: `entity_weights` from each seed's own walk (`near`: within `graph_depth` hops, nearest first by (hops,
+    id), at most `graph_max_entities` + `NEAR_SLACK`), the same weights with no read of their own; None when a seed
+    was not walked, or when so many seeds could have pushed the nearest out of a list cut short (walk then)."""
+    retrieval = h.retrieval
+    fewest: dict[str, int] = {}
+    for seed in seeds:
+        walked = near.get(seed)
+        if walked is None or (len(walked) >= retrieval.graph_max_entities + NEAR_SLACK and len(seeds) > NEAR_SLACK + 1):
+            return None
+        for entity_id, hops in walked:
+            fewest[entity_id] = min(hops, fewest.get(entity_id, hops))
+    weights = dict.fromkeys(seeds, 1.0)
+    reached = sorted((e for e in fewest if e not in weights), key=lambda e: (fewest[e], e))
+    for entity_id in reached[: retrieval.graph_max_entities]:
+        weights[entity_id] = retrieval.graph_hop_decay ** fewest[entity_id]
     return weights
 
 

@@ -38,7 +38,7 @@ from engram.retrieval.entities import question_entities
 from engram.retrieval.expansion import ExpansionStore, asks_when, expansion_brain
 from engram.retrieval.features import Query
 from engram.retrieval.fusion import Key, Scored, key
-from engram.retrieval.graph import GraphBrainStore, entity_weights, graph_brain
+from engram.retrieval.graph import GraphBrainStore, graph_brain
 from engram.retrieval.ranker import rank, relevant, shipped
 from engram.retrieval.replies import previous_turns, replied_end
 from engram.rules.dates import time_windows, without_dates
@@ -128,6 +128,8 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
     # The brains that wait on the database go out first and the question is read while they run: a thread running
     # Python (the keyword brain) holds back one that only sends a statement for up to the interpreter's switch
     # interval (5 ms). A question not embedded yet is embedded once the keyword brain is under way.
+    # The question's entities with the walk from them, which feeds two brains: what they touch (graph), what links
+    # lead to (expansion).
     entities_f = _timed(timings, "entities", lambda: question_entities(clients, world_id, query, user_id, h))
     vector, semantic_f = semantic_brain() if cached(clients.embedder, query) else ([], None)
     intent = classify_query(query, h.retrieval.query_classifier)
@@ -141,9 +143,7 @@ def search(clients: SearchPorts, world: World, query: str, *, user_id: str | Non
         world_id, lexical_query, user_id=user_id, kinds=kinds, limit=depth) if lexical_query and kinds else [])
     if semantic_f is None:
         vector, semantic_f = semantic_brain()
-    entities = entities_f.result()
-    # The walk from the question's entities feeds two brains: what they touch (graph), what links lead to (expansion).
-    reached = entity_weights(clients, world_id, [e.entity_id for e in entities], h, user_id=user_id)
+    entities, reached = entities_f.result()
     graph_f = _timed(timings, "graph", lambda: graph_brain(
         clients, world_id, reached, vector, user_id=user_id, kinds=kinds, limit=depth, h=h) if kinds else [])
     # The entities serendipity may suggest are the reached ones: read while the brains and the ranking run.

@@ -81,6 +81,29 @@ class PostgresBase:
                             (APP_ROLE, world_id))
             yield cur
 
+    def read_once(self, world_id: str, statements: Sequence[tuple[str, dict[str, Any]]], *,
+                  binary: bool = False) -> list[list[Row]]:
+        """Read-only statements in one round trip, each one's rows: the world's settings (as `tx`) and the
+        statements sent together in a pipeline with one Sync, which makes them one transaction (the extended
+        protocol's implicit one) and ends it. A `tx` pays four round trips (BEGIN, the settings, the statement,
+        COMMIT), each a wait for the interpreter beside the other brains: the search's entity path reads so."""
+        with _translated(), self.pool.connection() as conn:
+            conn.autocommit = True  # no BEGIN of psycopg's (a round trip of its own): the Sync ends the reads
+            try:
+                cursors = []
+                with conn.pipeline():  # leaving it sends the Sync and reads every result
+                    # If this fails, the server skips every statement up to the Sync: none runs without the world.
+                    conn.execute("SELECT set_config('role', %s, true), set_config('engram.world_id', %s, true)",
+                                 (APP_ROLE, world_id))
+                    for sql, params in statements:
+                        cur = conn.cursor(row_factory=dict_row)
+                        cur.execute(sql, params, binary=binary)
+                        cursors.append(cur)
+                return [cur.fetchall() for cur in cursors]
+            finally:
+                if not conn.closed:  # a broken connection is discarded by the pool as it is
+                    conn.autocommit = False
+
     @contextmanager
     def all_worlds_tx(self) -> Iterator[psycopg.Cursor[Row]]:
         """One transaction across every world, as the maintenance role (its policy admits every row).
@@ -100,15 +123,9 @@ class PostgresBase:
 
     @contextmanager
     def _transaction(self) -> Iterator[psycopg.Cursor[Row]]:
-        try:
-            with self.pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-                yield cur
-        except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected) as exc:
-            raise unavailable(CONCURRENT, exc) from exc
-        except psycopg.OperationalError as exc:
-            raise unavailable(UNREACHABLE, exc) from exc
-        except psycopg_pool_errors() as exc:
-            raise unavailable(BUSY, exc) from exc
+        with _translated(), self.pool.connection() as conn, conn.transaction(), \
+                conn.cursor(row_factory=dict_row) as cur:
+            yield cur
 
     def ping(self) -> None:
         with self.tx(None) as cur:
@@ -130,6 +147,19 @@ class PostgresBase:
 
     def close(self) -> None:
         self.pool.close()
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """The driver's and the pool's errors as the store's: a conflict or an unreachable or busy database."""
+    try:
+        yield
+    except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected) as exc:
+        raise unavailable(CONCURRENT, exc) from exc
+    except psycopg.OperationalError as exc:
+        raise unavailable(UNREACHABLE, exc) from exc
+    except psycopg_pool_errors() as exc:
+        raise unavailable(BUSY, exc) from exc
 
 
 def to_vector(embedding: Sequence[float] | None) -> Any:

@@ -10,6 +10,7 @@ from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, Row, normalize_name
 from engram.adapters.postgres.evidence import existing, live_events, user_stands
+from engram.adapters.postgres.graph import STEP as _STEP
 from engram.model.common import new_id, utcnow
 from engram.model.entities import (
     CanonicalEntity,
@@ -44,6 +45,26 @@ WITH exact (entity_id, stage, score, user_id, source) AS (
 )
 SELECT * FROM exact UNION ALL SELECT * FROM alias UNION ALL SELECT * FROM fuzzy
 """
+# The same for a search's question, each match with its entity's external reference and, when %(d)s > 0, the entities
+# within %(d)s hops of it (on the edges user %(eu)s sees, every edge when NULL), nearest first by (hops, id), at most
+# %(kw)s: the walk the graph brain starts from, in the same round trip (`graph.weights_near`). The rows the cascade
+# cannot choose (trigram neighbours when there are several) are not walked.
+_MATCH_NEAR = _MATCH.replace(
+    "SELECT * FROM exact UNION ALL SELECT * FROM alias UNION ALL SELECT * FROM fuzzy",
+    ", m AS MATERIALIZED (SELECT row_number() OVER () AS i, u.* FROM ("
+    "SELECT * FROM exact UNION ALL SELECT * FROM alias UNION ALL SELECT * FROM fuzzy) u), "
+    "near AS (SELECT d.entity_id, x.near, x.near_hops FROM (SELECT DISTINCT entity_id FROM m WHERE stage <> 'fuzzy' "
+    " OR (SELECT count(DISTINCT entity_id) FROM fuzzy) = 1) d CROSS JOIN LATERAL ("
+    " SELECT coalesce(array_agg(y.entity_id ORDER BY y.hops, y.entity_id COLLATE \"C\"), '{}') AS near, "
+    " coalesce(array_agg(y.hops ORDER BY y.hops, y.entity_id COLLATE \"C\"), '{}') AS near_hops FROM ("
+    "  WITH RECURSIVE walk(entity_id, hops) AS (SELECT d.entity_id, 0 "
+    f"  UNION SELECT e.b, w.hops + 1 FROM walk w {_STEP.replace('%(u)s', '%(eu)s')} WHERE w.hops < %(d)s) "
+    "  SELECT entity_id, min(hops) AS hops FROM walk WHERE entity_id <> d.entity_id GROUP BY entity_id "
+    "  ORDER BY hops, entity_id COLLATE \"C\" LIMIT %(kw)s) y) x WHERE %(d)s > 0) "
+    "SELECT m.entity_id, m.stage, m.score, m.user_id, m.source, (SELECT c.external_ref FROM canonical_entities c "
+    "WHERE c.world_id = %(w)s AND c.entity_id = m.entity_id) AS external_ref, near.near, near.near_hops "
+    "FROM m LEFT JOIN near ON near.entity_id = m.entity_id ORDER BY m.i")
+assert _MATCH_NEAR != _MATCH
 
 
 class EntityRepo(PostgresBase):
@@ -136,6 +157,20 @@ class EntityRepo(PostgresBase):
             cur.execute(_MATCH, params)  # not prepared: named statements would pin sessions on RDS Proxy
             rows = cur.fetchall()
         return [NameMatch.model_validate(r) for r in rows]
+
+    def match_names(self, world_id: str, names: Sequence[str], user_id: str | None, *, fuzzy_min: float,
+                    alias_accept: float, limit: int, by_confidence: bool = False, walk_depth: int = 0,
+                    walk_limit: int = 0) -> list[list[NameMatch]]:
+        if not names:
+            return []
+        base = {"w": world_id, "u": user_id or "", "eu": user_id, "k": limit, "k_fuzzy": limit * 3,
+                "fuzzy_min": fuzzy_min, "accept": alias_accept, "by_confidence": by_confidence, "d": walk_depth,
+                "kw": walk_limit}
+        # One round trip for every name: the trigram threshold (as `match_name`), then a statement per name.
+        found = self.read_once(world_id, [
+            ("SELECT set_config('pg_trgm.similarity_threshold', %(t)s, true)", {"t": str(fuzzy_min)}),
+            *((_MATCH_NEAR, {**base, "n": normalize_name(name)}) for name in names)])
+        return [[_near_match(r) for r in rows] for rows in found[1:]]
 
     def entities_named_from(self, world_id: str, words: str, limit: int) -> list[CanonicalEntity]:
         n = normalize_name(words)
@@ -240,6 +275,12 @@ class EntityRepo(PostgresBase):
                 "description = coalesce(EXCLUDED.description, domain_ontology.description), "
                 "synonyms = EXCLUDED.synonyms",
                 (world_id, predicate.concept, predicate.description, list(predicate.synonyms)))
+
+
+def _near_match(row: Row) -> NameMatch:
+    """A row of `_MATCH_NEAR`: its walk's two arrays as (entity id, hops) pairs."""
+    near, hops = row.pop("near"), row.pop("near_hops")
+    return NameMatch.model_validate({**row, "near": None if near is None else tuple(zip(near, hops, strict=True))})
 
 
 def upsert_alias(cur: Cursor[Row], alias: EntityAlias) -> None:

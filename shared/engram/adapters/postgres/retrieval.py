@@ -97,20 +97,20 @@ class RetrievalRepo(PostgresBase):
             return []
         params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "cw": context_weight}
         hits: dict[tuple[str, str], float] = {}
-        with self.tx(world_id) as cur, cur.connection.pipeline():  # the setting and the search in one round trip
-            # The graph search keeps `ef_search` candidates: as many as asked for finds them in one pass
-            # (iterative scan still continues past rows a filter drops).
-            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
-            # One statement, one round trip: a branch per kind, each served by its own table's index.
-            cur.execute(" UNION ALL ".join(
+        # The world's settings, the HNSW setting and the search in one round trip. The graph search keeps `ef_search`
+        # candidates: as many as asked for finds them in one pass (iterative scan still continues past rows a filter
+        # drops). One statement: a branch per kind, each served by its own table's index.
+        _, rows = self.read_once(world_id, [
+            ("SELECT set_config('hnsw.ef_search', %(ef)s, true)", {"ef": str(max(40, min(limit, 1000)))}),
+            (" UNION ALL ".join(
                 f"(SELECT %(kind_{kind})s AS kind, {id_col} AS id, {_similarity(kind, context_weight)} AS sim "
                 f"FROM {table} WHERE world_id = %(w)s AND embedding IS NOT NULL AND {extra} "
                 f"AND {_user_filter(kind, user_id)} ORDER BY embedding <=> %(q)s LIMIT %(k)s)"
                 for kind in kinds for table, id_col, extra in [_VECTOR_TABLES[kind]]),
-                {**params, **{f"kind_{kind}": kind for kind in kinds}}, binary=True)
-            for r in cur.fetchall():
-                if float(r["sim"]) >= min_similarity:
-                    hits[(r["kind"], r["id"])] = float(r["sim"])
+             {**params, **{f"kind_{kind}": kind for kind in kinds}})], binary=True)
+        for r in rows:
+            if float(r["sim"]) >= min_similarity:
+                hits[(r["kind"], r["id"])] = float(r["sim"])
         ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
         return [SemanticHit(doc_id=doc_id, kind=kind, score=sim) for (kind, doc_id), sim in ranked]  # type: ignore[arg-type]
 
@@ -199,13 +199,12 @@ class RetrievalRepo(PostgresBase):
         reached = [kind for kind in kinds if kind in queries]
         if not reached:
             return []
-        with self.tx(world_id) as cur:
-            # One statement, one round trip: the best `k` of each kind, a branch each, in the order of `kinds`.
-            cur.execute(" UNION ALL ".join(
-                f"(SELECT %(kind_{kind})s AS kind, x.id, x.score FROM ({queries[kind]} ORDER BY score DESC "
-                "LIMIT %(k)s) x)" for kind in reached), {**params, **{f"kind_{kind}": kind for kind in reached}},
-                binary=True)
-            hits = [SemanticHit(doc_id=r["id"], kind=r["kind"], score=float(r["score"])) for r in cur.fetchall()]
+        # One statement, one round trip: the best `k` of each kind, a branch each, in the order of `kinds`.
+        [rows] = self.read_once(world_id, [(" UNION ALL ".join(
+            f"(SELECT %(kind_{kind})s AS kind, x.id, x.score FROM ({queries[kind]} ORDER BY score DESC "
+            "LIMIT %(k)s) x)" for kind in reached), {**params, **{f"kind_{kind}": kind for kind in reached}})],
+            binary=True)
+        hits = [SemanticHit(doc_id=r["id"], kind=r["kind"], score=float(r["score"])) for r in rows]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:limit]
 
@@ -223,8 +222,7 @@ class RetrievalRepo(PostgresBase):
         params = {"q": to_vector(embedding), "w": world_id, "u": user_id, "k": limit, "e": ids, "ew": weights,
                   "cw": context_weight}
         facts = _user_filter("semantic", user_id, "m.")
-        with self.tx(world_id) as cur:
-            cur.execute(
+        [rows] = self.read_once(world_id, [(  # one round trip: the search's fusion waits for it
                 "WITH s AS MATERIALIZED (SELECT * FROM unnest(%(e)s::text[], %(ew)s::float8[]) AS s(entity_id, weight)), "
                 "f AS MATERIALIZED (SELECT memory_id, max(weight) AS weight FROM ("
                 " SELECT m.memory_id, s.weight FROM s JOIN semantic_memories m ON m.world_id = %(w)s "
@@ -255,8 +253,8 @@ class RetrievalRepo(PostgresBase):
                 f"ev.user_id, ev.conversation_id, ev.occurred_at, {_similarity('event', context_weight)} AS similarity "
                 "FROM chat_events ev WHERE ev.world_id = %(w)s AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "
                 f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev "
-                "ORDER BY t.weight * ev.similarity DESC, ev.event_id LIMIT %(k)s", params, binary=True)
-            return [LinkedTurn.model_validate(r) for r in cur.fetchall()]
+                "ORDER BY t.weight * ev.similarity DESC, ev.event_id LIMIT %(k)s", params)], binary=True)
+        return [LinkedTurn.model_validate(r) for r in rows]
 
     def similar_to(self, world_id: str, kind: DocKind, doc_id: str, *, kinds: Sequence[DocKind], limit: int,
                    min_similarity: float, user_id: str | None = None) -> list[SemanticHit]:

@@ -197,3 +197,22 @@ def test_the_shipped_model_reads_only_features_the_search_gives() -> None:
                             "expansion": ["event:c"]})  # the four brains the search runs by default
     model = shipped()
     assert model.roots.size > 0 and set(model.feature_names) <= set(cols)
+
+
+def test_losses_say_how_each_evidence_turn_is_in_the_pool_and_where_it_was_ranked() -> None:
+    from engram.bench.losses import losses, table
+    from engram.bench.ranker import Question
+
+    names = ["keyword.found", "kind.event", "semantic.found"]
+    # D1 found by a brain, D2 only a neighbour, D3 cited by a fact only, D4 in no candidate.
+    x = np.asarray([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    events = [["D1"], ["D2"], ["D3", "D9"], ["D5"]]
+    q = Question("conv", "multi-hop", ("D1", "D2", "D3", "D4"), names, x, np.zeros(4), events, np.zeros(4),
+                 np.zeros((4, 4)))
+    ranked = ["D5", *(f"X{i}" for i in range(9)), "D2", "D1"]
+    part = losses([q], [ranked])["multi-hop"]
+    assert part["found"] == {"top 10": 0, "11-20": 1, "lower": 0}
+    assert part["neighbour"] == {"top 10": 0, "11-20": 1, "lower": 0}
+    assert part["cited"] == {"top 10": 0, "11-20": 0, "lower": 1}
+    assert part["missing"] == {"top 10": 0, "11-20": 0, "lower": 1}
+    assert any("missing" in line and "25.0%" in line for line in table({"multi-hop": part}))

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from engram.bench import calibration, metrics
+from engram.bench import calibration, losses, metrics
 from engram.bench.calibration import reliability
 from engram.bench.locomo import CATEGORIES, Conversation, load, world_of
 from engram.bench.progress import ConsoleProgress, Progress
@@ -170,7 +170,7 @@ def train(questions: list[Question], conversations: list[str], held_out: Sequenc
     names = _names(questions)
     aligned = [_aligned(q, names) for q in questions]
     small_raw: list[np.ndarray] = [np.zeros(0)] * len(small)
-    folds, oof_raw, oof_labels, oof_evidence = [], [], [], []
+    folds, oof_raw, oof_labels, oof_evidence, oof_ranked = [], [], [], [], {}
     scored: dict[str, list[tuple[str, dict[str, float]]]] = {"learned": [], "fusion": []}
     for conv in conversations:
         train_q = [i for i, q in enumerate(questions) if q.sample_id != conv]
@@ -184,7 +184,8 @@ def train(questions: list[Question], conversations: list[str], held_out: Sequenc
             oof_raw.append(raw)
             oof_labels.append(q.labels)
             oof_evidence.append(_evidence(evidence, q))
-            rows["learned"].append((q.category, metrics.scores(ranked_events(q, raw), q.evidence)))
+            oof_ranked[i] = ranked_events(q, raw)
+            rows["learned"].append((q.category, metrics.scores(oof_ranked[i], q.evidence)))
             rows["fusion"].append((q.category, metrics.scores(ranked_events(q, q.fusion), q.evidence)))
         for i, q in enumerate(small):
             if q.sample_id == conv and len(q.labels):
@@ -215,6 +216,7 @@ def train(questions: list[Question], conversations: list[str], held_out: Sequenc
                         "evidence": reliability(np.concatenate(oof_evidence), labels_all)},
         "pools": pool_reliability(isotonic, pools),
         "nothing_relevant": _floored(questions, oof_raw, oof_evidence),
+        "losses": losses.losses(questions, [oof_ranked.get(i, []) for i in range(len(questions))]),
     }
     return report, model
 
@@ -382,6 +384,7 @@ def table(report: dict[str, Any]) -> str:
                          f"{part['ece_hits']:.4f}, every candidate {part['ece_candidates']:.4f}")
             lines += [f"    [{r['from']:.3f}, {r['to']:.3f}) {r['candidates']:>7} {r['mean_score']:>8.4f} "
                       f"{r['share_relevant']:>8.4f}" for r in part["hits"]]
+    lines += losses.table(report["losses"]) if "losses" in report else []
     if "nothing_relevant" in report:
         floored = report["nothing_relevant"]
         lines.append(f"evidence floor {floored['floor']}: {floored['questions']} questions with nothing relevant, "

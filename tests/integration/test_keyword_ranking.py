@@ -49,6 +49,21 @@ def test_filters_narrow_the_search_and_add_nothing_to_a_score(tmp_path: Path) ->
     assert hits["ent"] == pytest.approx(hits["ev"])  # a rare kind is no reason to rank higher
 
 
+def test_searching_every_kind_scores_as_searching_without_kinds_and_a_word_nobody_wrote_changes_nothing(
+        tmp_path: Path) -> None:
+    index = TantivyIndex(tmp_path / "index")
+    index.upsert([*(_doc("w", f"e{i}", f"an event about tea {i} and cake" if i % 3 else f"tea {i}") for i in range(20)),
+                  _doc("w", "ent", "tea", kind="entity"), _doc("w", "fact", "tea with cake", kind="semantic")])
+    index.upsert([_doc("w", "e1", "an event about tea 1 and more cake")])  # a document replaced: one deleted
+    every = ["event", "episodic", "semantic", "summary", "procedural", "entity"]
+
+    def found(query: str, **scope: object) -> list[tuple[str, float, list[str]]]:
+        return [(h.doc_id, h.score, h.highlights) for h in index.search("w", query, limit=30, **scope)]  # type: ignore[arg-type]
+
+    assert found("tea cake", kinds=every) == found("tea cake") == found("tea cake zebra", kinds=every)
+    assert [d for d, _, _ in found("tea cake", kinds=["event", "entity"])] != [d for d, _, _ in found("tea cake")]
+
+
 def test_the_opensearch_adapter_weights_words_by_world_and_finds_the_same_documents(osmem_url: str) -> None:
     index = OpenSearchIndex(osmem_url, index_prefix="ranking")
     index.upsert(_worlds())

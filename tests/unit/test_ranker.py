@@ -216,3 +216,33 @@ def test_losses_say_how_each_evidence_turn_is_in_the_pool_and_where_it_was_ranke
     assert part["cited"] == {"top 10": 0, "11-20": 0, "lower": 1}
     assert part["missing"] == {"top 10": 0, "11-20": 0, "lower": 1}
     assert any("missing" in line and "25.0%" in line for line in table({"multi-hop": part}))
+
+
+def test_a_search_builds_only_the_columns_the_trees_read_with_the_values_training_records() -> None:
+    rankings = {"keyword": ["event:a"], "semantic": ["event:b", "semantic:f"], "graph": ["semantic:f"],
+                "expansion": ["event:c"]}
+    scored = fuse(rankings, {b: 1.0 for b in rankings}, {"event:a": 3.0}, {"event:b": 0.8}, DOCS,
+                  {"event:a": ["event:b"]}, QUERY.entities, NOW, H, speakers=QUERY.speakers)
+    keys = list(DOCS)
+    when = Query("temporal", ["e1"], speakers=["dana"], asks_when=True)
+    every = features(keys, rankings, scored, {"event:a": 3.0}, {"event:b": 0.8}, DOCS, {"event:a": ["event:b"]},
+                     when, NOW, H)
+    model = shipped()
+    some = features(keys, rankings, scored, {"event:a": 3.0}, {"event:b": 0.8}, DOCS, {"event:a": ["event:b"]},
+                    when, NOW, H, wanted=model.used)
+    assert set(some) == model.used and len(model.used) < len(every)
+    assert all(some[name] == every[name] for name in some)
+    assert (model.matrix(some, len(keys)) == np.where(
+        [name in model.used for name in model.feature_names], model.matrix(every, len(keys)), 0.0)).all()
+
+
+def test_a_candidates_time_position_is_its_place_among_the_known_times_ties_sharing_the_first() -> None:
+    days = [3, None, 1, 3, 0, 1]
+    docs = _docs(*(IndexDocument(world_id="w", doc_id=f"d{i}", kind="event", text="t",
+                                 occurred_at=None if d is None else NOW - timedelta(days=d))
+                   for i, d in enumerate(days)))
+    keys = list(docs)
+    scored = fuse({"semantic": keys}, {"semantic": 1.0}, {}, {}, docs, {}, [], NOW, H)
+    cols = features(keys, {"semantic": keys}, scored, {}, {}, docs, {}, Query("semantic", []), NOW, H)
+    # five known times, oldest first: 3, 3, 1, 1, 0 days ago; the unknown one sits in the middle
+    assert cols["time.position"] == [0.0, 0.5, 0.5, 0.0, 1.0, 0.5]

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import tantivy
 
@@ -31,6 +31,7 @@ _WRITER_HEAP = 50_000_000  # bytes; tantivy's least is 15 MB a thread
 _WRITE_STRIPES = 64  # write locks, a world's by its hash: two worlds sharing one only wait for each other
 WORLDS = "worlds"  # the directory of the per-world indexes, under the index root
 OPEN_WORLDS = 128  # world indexes kept open at once (the least recently used is closed beyond)
+EVERY_KIND = frozenset(get_args(DocKind))  # a document written here has one of them (`upsert` takes IndexDocuments)
 
 
 def _schema() -> tantivy.Schema:
@@ -175,10 +176,12 @@ class TantivyIndex:
         index.reload()  # what another process committed too (engram reindex beside a server): 15 µs if nothing
         searcher = index.searcher()
         words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
-        # Without a user the scope is the world's documents of the kinds asked, and each has one kind: their count is the
-        # kinds' document frequencies added up (a term's count is its posting list's length, not a walk of the world).
-        in_scope = sum(_count(searcher, self._term("kind", k)) for k in dict.fromkeys(kinds)) \
-            if user_id is None and kinds and words else None
+        # Without a user the scope is the world's documents of the kinds asked, and each has one kind: every document
+        # when every kind is asked (no count), else the kinds' counts added up.
+        in_scope = None
+        if user_id is None and words:
+            in_scope = int(searcher.num_docs) if not kinds or set(kinds) >= EVERY_KIND else \
+                sum(_count(searcher, self._term("kind", k)) for k in dict.fromkeys(kinds))
         parsed = self._scope_weighted(searcher, words, scope, in_scope) if words else self._parse(query)
         full = tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), *scope])
         result = searcher.search(full, limit=limit)
@@ -210,10 +213,13 @@ class TantivyIndex:
                     term = self._parser.parse_query(word, [field])
                 except ValueError:  # a leftover character the parser refuses: the word cannot match anyway
                     continue
+                if in_world == total:
+                    # A scope holding every document (no user, every kind) weighs every word 1: nothing to count. A word
+                    # no document holds may stay: it matches nothing, adds nothing to a score, highlights nothing.
+                    clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term, 1.0)))
+                    continue
                 everywhere = count(term)
-                # A scope holding every document (no user, every kind) counts what the whole index does: no second count.
-                here = (everywhere if in_world == total else
-                        count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0)
+                here = count(tantivy.Query.boolean_query([(tantivy.Occur.Must, term), *scope])) if everywhere else 0
                 if here:
                     boost = bm25_idf(in_world, here) / bm25_idf(total, everywhere)
                     clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term, boost)))

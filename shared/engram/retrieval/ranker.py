@@ -135,11 +135,17 @@ class Model:
         self.value = np.asarray(value, dtype=np.float64)
         self.roots = np.asarray(roots, dtype=np.int32)
         self.depth = depth
+        # The features some tree splits on: the only columns a search needs to build (the others are never read).
+        self.used = frozenset(self.feature_names[f] for f in set(feature) if f >= 0)
 
     def matrix(self, columns: Mapping[str, Sequence[float]], rows: int) -> np.ndarray:
-        """The model's features in its order; a feature the search did not give (a brain absent) is 0."""
-        absent = [0.0] * rows
-        return np.asarray([columns.get(name, absent) for name in self.feature_names], dtype=np.float64).T.copy()
+        """The model's features in its order; a feature the search did not give (a brain absent) is 0, and so is
+        one no tree reads."""
+        x = np.zeros((rows, len(self.feature_names)), dtype=np.float64)
+        for j, name in enumerate(self.feature_names):
+            if name in self.used and (values := columns.get(name)) is not None:
+                x[:, j] = values
+        return x
 
     def raw(self, x: np.ndarray) -> np.ndarray:
         """The ensemble's raw scores (LightGBM's `predict(raw_score=True)`), one per row of `x`."""
@@ -226,14 +232,16 @@ def rank(rankings: Mapping[str, list[Key]], weights: Mapping[str, float], keywor
     if not scored or (h.retrieval.ranker == "fusion" and recorder is None):
         return scored
     keys = list(scored)
-    columns = features(keys, rankings, scored, keyword_scores, similarity, docs, neighbours, query, now, h)
+    model = model or shipped()
+    # Training records every feature; a search builds only those the model's trees read.
+    columns = features(keys, rankings, scored, keyword_scores, similarity, docs, neighbours, query, now, h,
+                       wanted=None if recorder is not None else model.used)
     if recorder is not None:
         recorder(Sample(keys, columns, scored, dict(docs), evidence.columns(
             keys, rankings, similarity, docs, query.terms, query.entities),
             Ranked(rankings, weights, keyword_scores, similarity, neighbours, query, now, h)))
     if h.retrieval.ranker == "fusion":
         return scored
-    model = model or shipped()
     raw = model.raw(model.matrix(columns, len(keys)))
     probability = model.probability(raw, len(keys))
     # Best raw score first: where the calibration is flat (its ends), the order is still the model's.

@@ -64,12 +64,17 @@ def propagate(scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str
     floor = ordered[len(ordered) // 2]
     best_in_group: dict[str, float] = {}
     for doc, group in groups.items():
-        if doc in scores:
-            best_in_group[group] = max(best_in_group.get(group, floor), scores[doc])
+        if (score := scores.get(doc)) is not None and score > best_in_group.get(group, floor):
+            best_in_group[group] = score
+    # A group's lift is the same for each of its documents; a group none of whose scores is above the floor lifts
+    # nothing, nor does a missing neighbour or group.
+    group_lift = {g: group_weight * (best - floor) for g, best in best_in_group.items()}
+    no_lift = neighbour_weight * 0.0, group_weight * 0.0
     out = {}
     for doc, score in scores.items():
-        near = max((scores[n] for n in neighbours.get(doc, ()) if n in scores), default=floor)
+        near = neighbours.get(doc)
+        best_near = max((scores[n] for n in near if n in scores), default=floor) if near else floor
         in_group = groups.get(doc)
-        best = best_in_group.get(in_group, floor) if in_group is not None else floor
-        out[doc] = score + neighbour_weight * max(0.0, near - floor) + group_weight * max(0.0, best - floor)
+        out[doc] = (score + (neighbour_weight * (best_near - floor) if best_near > floor else no_lift[0])
+                    + (group_lift.get(in_group, no_lift[1]) if in_group is not None else no_lift[1]))
     return out

@@ -69,12 +69,11 @@ def propagate(scores: Mapping[str, float], neighbours: Mapping[str, Iterable[str
     # A group's lift is the same for each of its documents; a group none of whose scores is above the floor lifts
     # nothing, nor does a missing neighbour or group.
     group_lift = {g: group_weight * (best - floor) for g, best in best_in_group.items()}
-    no_lift = neighbour_weight * 0.0, group_weight * 0.0
     out = {}
     for doc, score in scores.items():
         near = neighbours.get(doc)
         best_near = max((scores[n] for n in near if n in scores), default=floor) if near else floor
+        lift = neighbour_weight * (best_near - floor) if best_near > floor else 0.0
         in_group = groups.get(doc)
-        out[doc] = (score + (neighbour_weight * (best_near - floor) if best_near > floor else no_lift[0])
-                    + (group_lift.get(in_group, no_lift[1]) if in_group is not None else no_lift[1]))
+        out[doc] = score + lift + (group_lift.get(in_group, 0.0) if in_group is not None else 0.0)
     return out

@@ -10,7 +10,7 @@ from psycopg import Cursor
 
 from engram.adapters.postgres.base import PostgresBase, Row, normalize_name
 from engram.adapters.postgres.evidence import existing, live_events, user_stands
-from engram.adapters.postgres.graph import STEP as _STEP
+from engram.adapters.postgres.graph import walk_sql
 from engram.model.common import new_id, utcnow
 from engram.model.entities import (
     CanonicalEntity,
@@ -57,10 +57,8 @@ _MATCH_NEAR = _MATCH.replace(
     " OR (SELECT count(DISTINCT entity_id) FROM fuzzy) = 1) d CROSS JOIN LATERAL ("
     " SELECT coalesce(array_agg(y.entity_id ORDER BY y.hops, y.entity_id COLLATE \"C\"), '{}') AS near, "
     " coalesce(array_agg(y.hops ORDER BY y.hops, y.entity_id COLLATE \"C\"), '{}') AS near_hops FROM ("
-    "  WITH RECURSIVE walk(entity_id, hops) AS (SELECT d.entity_id, 0 "
-    f"  UNION SELECT e.b, w.hops + 1 FROM walk w {_STEP.replace('%(u)s', '%(eu)s')} WHERE w.hops < %(d)s) "
-    "  SELECT entity_id, min(hops) AS hops FROM walk WHERE entity_id <> d.entity_id GROUP BY entity_id "
-    "  ORDER BY hops, entity_id COLLATE \"C\" LIMIT %(kw)s) y) x WHERE %(d)s > 0) "
+    f"  {walk_sql('SELECT d.entity_id, 0', 'entity_id <> d.entity_id', user='%(eu)s', limit='%(kw)s')}) y) x "
+    "WHERE %(d)s > 0) "
     "SELECT m.entity_id, m.stage, m.score, m.user_id, m.source, (SELECT c.external_ref FROM canonical_entities c "
     "WHERE c.world_id = %(w)s AND c.entity_id = m.entity_id) AS external_ref, near.near, near.near_hops "
     "FROM m LEFT JOIN near ON near.entity_id = m.entity_id ORDER BY m.i")

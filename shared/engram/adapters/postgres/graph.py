@@ -16,10 +16,21 @@ _SEEN, _VISIBLE = seen_edges(), visible_edges()
 _EDGES = (f"SELECT relationship_id, source_entity_id AS a, target_entity_id AS b FROM {_VISIBLE} r "
           f"UNION ALL SELECT relationship_id, target_entity_id, source_entity_id FROM {_VISIBLE} r")
 # One step of a walk from w.entity_id, either direction, through the source and target indexes.
-STEP = (f"JOIN LATERAL (SELECT relationship_id, target_entity_id AS b FROM {_VISIBLE} r "
-         "WHERE r.source_entity_id = w.entity_id UNION ALL "
-         f"SELECT relationship_id, source_entity_id FROM {_VISIBLE} r "
-         "WHERE r.target_entity_id = w.entity_id) e ON TRUE")
+_STEP = (f"JOIN LATERAL (SELECT relationship_id, target_entity_id AS b FROM {_VISIBLE} r "
+          "WHERE r.source_entity_id = w.entity_id UNION ALL "
+          f"SELECT relationship_id, source_entity_id FROM {_VISIBLE} r "
+          "WHERE r.target_entity_id = w.entity_id) e ON TRUE")
+
+
+def walk_sql(start: str, outside: str, *, user: str = "%(u)s", depth: str = "%(d)s", limit: str = "%(k)s") -> str:
+    """The walk from the entities `start` selects (as `(entity_id, 0)` rows) within `depth` hops on the edges
+    `user` sees (every edge when NULL): (entity_id, fewest hops) of those `outside` holds for, nearest first by
+    (hops, id in code point order), at most `limit`. One statement for every walk (`connected_entities`, the
+    search's names), so that their orders agree (`retrieval.graph.weights_near` relies on it)."""
+    return (f"WITH RECURSIVE walk(entity_id, hops) AS ({start} "
+            f"UNION SELECT e.b, w.hops + 1 FROM walk w {_STEP.replace('%(u)s', user)} WHERE w.hops < {depth}) "
+            f"SELECT entity_id, min(hops) AS hops FROM walk WHERE {outside} GROUP BY entity_id "
+            f"ORDER BY hops, entity_id COLLATE \"C\" LIMIT {limit}")
 
 
 class GraphRepo(PostgresBase):
@@ -31,11 +42,7 @@ class GraphRepo(PostgresBase):
         if not seeds or depth < 1:
             return []
         [rows] = self.read_once(world_id, [(  # one round trip: the search's graph brain waits for it
-            "WITH RECURSIVE walk(entity_id, hops) AS ("
-            " SELECT s, 0 FROM unnest(%(s)s::text[]) AS s "
-            f" UNION SELECT e.b, w.hops + 1 FROM walk w {STEP} WHERE w.hops < %(d)s) "
-            "SELECT entity_id, min(hops) AS hops FROM walk WHERE NOT entity_id = ANY(%(s)s) "
-            "GROUP BY entity_id ORDER BY hops, entity_id COLLATE \"C\" LIMIT %(k)s",
+            walk_sql("SELECT s, 0 FROM unnest(%(s)s::text[]) AS s", "NOT entity_id = ANY(%(s)s)"),
             {"w": world_id, "u": user_id, "s": list(seeds), "d": depth, "k": limit})])
         return [(r["entity_id"], int(r["hops"])) for r in rows]
 
@@ -52,7 +59,7 @@ class GraphRepo(PostgresBase):
                 "WITH RECURSIVE walk(entity_id, path, rels) AS ("
                 " SELECT %(f)s::text, ARRAY[%(f)s::text], ARRAY[]::text[] "
                 " UNION ALL SELECT e.b, w.path || e.b, w.rels || e.relationship_id "
-                f" FROM walk w {STEP} "
+                f" FROM walk w {_STEP} "
                 " WHERE cardinality(w.rels) < %(m)s AND NOT e.b = ANY(w.path) AND w.entity_id <> %(t)s) "
                 "SELECT rels FROM walk WHERE entity_id = %(t)s LIMIT 1",
                 {"w": world_id, "u": user_id, "f": from_entity_id, "t": to_entity_id, "m": max_length})
@@ -70,9 +77,9 @@ class GraphRepo(PostgresBase):
         given): (entity id, how many neighbours they share, which), most shared first."""
         with self.tx(world_id) as cur:
             cur.execute(
-                f"WITH mine AS (SELECT DISTINCT e.b AS entity_id FROM (SELECT %(e)s::text AS entity_id) w {STEP}) "
+                f"WITH mine AS (SELECT DISTINCT e.b AS entity_id FROM (SELECT %(e)s::text AS entity_id) w {_STEP}) "
                 "SELECT e.b AS entity_id, count(DISTINCT w.entity_id) AS shared, array_agg(DISTINCT w.entity_id) AS via "
-                f"FROM mine w {STEP} WHERE e.b <> %(e)s AND e.b NOT IN (SELECT entity_id FROM mine) "
+                f"FROM mine w {_STEP} WHERE e.b <> %(e)s AND e.b NOT IN (SELECT entity_id FROM mine) "
                 "GROUP BY e.b ORDER BY shared DESC, e.b LIMIT %(k)s",
                 {"w": world_id, "u": user_id, "e": entity_id, "k": limit})
             return [(r["entity_id"], int(r["shared"]), list(r["via"])) for r in cur.fetchall()]

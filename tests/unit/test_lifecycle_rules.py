@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from engram.adapters.offline.statements import SELF, statements
 from engram.model.memories import ConfidenceFactors
+from engram.rules import grounding
 from engram.rules.confidence import explain, initial_factors, reinforced, stored_confidence
 from engram.rules.conflicts import Side, decide
 from engram.rules.grounding import date_mentions, ground, without_dates
@@ -144,6 +145,31 @@ def test_a_date_is_found_in_any_case_and_any_script(text: str, expected: datetim
 
 def test_words_that_hold_a_date_word_name_no_date() -> None:
     assert date_mentions("Her birthday was a Mondays-only thing, #20230", T0) == []
+
+
+_PICKED = [f"{which} {day}" for which in ("next", "last", "this", "on") for day in ("Monday", "saturday")] + \
+    [f"{which} {period}" for which in ("next", "last", "this")
+     for period in ("week", "weekend", "month", "year", "spring", "summer", "autumn", "fall", "winter")]
+_COUNTED = [f"{n} {unit} {way}" for n in ("two", "3", "a few", "a couple of") for unit in ("days", "week", "years")
+            for way in ("ago", "from now")] + [f"in {n} {unit}" for n in ("2", "ten") for unit in ("day", "months")]
+_DATED = [*_PICKED, *_COUNTED, "today", "tonight", "this morning", "this evening", "yesterday", "tomorrow",
+          "last night", "few days ago", "on 3 May 2022", "May 3, 2022", "Dec. 24, 2019", "early May 2022",
+          "in June", "late June", "in 2019", "the week before August 3, 2023", "two days after 1 May, 2022"]
+
+
+@pytest.mark.parametrize("phrase", _DATED)
+def test_the_word_test_before_the_patterns_lets_every_date_expression_through(
+        phrase: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [f"We went {phrase}, it was fun.", f"{phrase.upper()}!", f"({phrase})"]
+    found = [date_mentions(text, T0) for text in texts]
+    monkeypatch.setattr(grounding, "_may_name_a_date", lambda _text: True)
+    assert found == [date_mentions(text, T0) for text in texts] and all(found)
+
+
+@pytest.mark.parametrize("text", ["the weekend trip to the lake", "a year of work", "days like these",
+                                  "in the summer", "every week", "the best night of my life"])
+def test_a_date_word_without_what_makes_it_a_date_skips_the_patterns(text: str) -> None:
+    assert not grounding._may_name_a_date(text) and date_mentions(text, T0) == []
 
 
 def test_the_date_is_taken_out_of_the_statement_and_kept_as_when() -> None:

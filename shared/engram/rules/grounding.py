@@ -30,21 +30,32 @@ _RELATIVE = re.compile(
     rf"|in\s+(?P<n2>\d{{1,3}}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
     r"(?P<unit2>days?|weeks?|months?|years?))\b", re.I)
 
-# A word every date expression here or in `dates.time_windows` holds (a unit, a day or part of one, a weekday, a
-# season, a month, a year), whole (between word boundaries): a text with none is dateless without the patterns (most
-# are). ASCII text is told by its words in a set; any other by a pattern, which folds case as the patterns do.
-_TRIGGERS = {"today", "tonight", "morning", "afternoon", "evening", "night", "yesterday", "tomorrow", "day", "days",
-             "week", "weeks", "weekend", "month", "months", "year", "years", *_WEEKDAYS, *_SEASONS,
-             *(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m)}
-_TRIGGER_WORDS = frozenset(_TRIGGERS | {str(y) for y in range(1900, 2100)})
+# The words a date expression here or in `dates.time_windows` needs, whole (between word boundaries): a word that may
+# name a date alone (a day or part of one, a weekday, a month, a year), a period with the word that picks it ("last
+# week", "this summer", "last night"), or a unit with what counts it from now ("two weeks ago", "in 3 days"). A text
+# without them is dateless without the patterns (most are, and many hold "weekend" or "year" alone). ASCII text is
+# told by its words in sets; any other by a pattern over the single words, which folds case as the patterns do.
+_NAMED = {"today", "tonight", "morning", "afternoon", "evening", "yesterday", "tomorrow", *_WEEKDAYS,
+          *(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m)}
+_ALONE = frozenset(_NAMED | {str(y) for y in range(1900, 2100)})
+_PERIODS = frozenset({"week", "weekend", "month", "year", "night", *_SEASONS})
+_PICKS = frozenset({"next", "last", "this"})
+_UNITS = frozenset({"day", "days", "week", "weeks", "month", "months", "year", "years"})
+_COUNTS = frozenset({"ago", "now", "in"})
+_ANY = _ALONE | _PERIODS | _UNITS
 _WORD = re.compile(r"\w+")
-_TRIGGER = re.compile(rf"\b(?:(?:19|20)\d\d|{'|'.join(sorted(_TRIGGERS, key=len, reverse=True))})\b", re.I)
+_TRIGGER = re.compile(rf"\b(?:(?:19|20)\d\d|{'|'.join(sorted(_NAMED | _PERIODS | _UNITS, key=len, reverse=True))})\b",
+                      re.I)
 
 
 def _may_name_a_date(text: str) -> bool:
-    if text.isascii():
-        return not _TRIGGER_WORDS.isdisjoint(_WORD.findall(text.lower()))
-    return _TRIGGER.search(text) is not None
+    if not text.isascii():
+        return _TRIGGER.search(text) is not None
+    words = _WORD.findall(text.lower())
+    if _ANY.isdisjoint(words):  # most texts: one pass over the words
+        return False
+    return not (_ALONE.isdisjoint(words) and (_PERIODS.isdisjoint(words) or _PICKS.isdisjoint(words))
+                and (_UNITS.isdisjoint(words) or _COUNTS.isdisjoint(words)))
 
 
 @dataclass(frozen=True)

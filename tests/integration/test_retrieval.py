@@ -160,6 +160,19 @@ def test_the_graph_brain_reaches_what_a_users_entity_said_nearest_first(clients:
     assert [(h.doc_id, round(h.score, 6)) for h in nearest] == [("r3", round(said[0].score / 2, 6))]
 
 
+def test_the_graph_brain_keeps_a_users_turns_from_another_asker_however_it_reaches_them(clients: Clients,
+                                                                                        world: str) -> None:
+    sam = clients.store.create_entity_with_ref(world, "Sam", "person", "user:sam")
+    [priya] = [e.entity_id for e in search(clients, clients.world(world), "Where does Priya work?", user_id=None,
+                                           now=NOW).entities]
+    reached = {sam.entity_id: 1.0, priya: 0.5}  # r4 is Sam's turn and names Priya: reached both ways
+    [vector] = clients.embedder.embed(["My sister works at a robotics company."])
+    anyone = clients.store.entity_documents(world, reached, vector, user_id=None, kinds=["event"], limit=10)
+    assert {h.doc_id for h in anyone} == {"r2", "r4", "r6"}
+    assert clients.store.entity_documents(world, reached, vector, user_id="sam", kinds=["event"], limit=10) == anyone
+    assert clients.store.entity_documents(world, reached, vector, user_id="dana", kinds=["event"], limit=10) == []
+
+
 def test_the_graph_brain_ranks_every_kind_in_one_statement_as_it_would_each_kind_alone(clients: Clients,
                                                                                       world: str) -> None:
     reached = {e.entity_id: 1.0 / (n + 1) for n, e in enumerate(

@@ -169,23 +169,30 @@ class RetrievalRepo(PostgresBase):
             # security (a join on substr(external_ref, 6), not LEAKPROOF, could not use an index: every event of
             # the world was read). A user's own events are many: the nearest `k` of each (by HNSW or by the
             # user's index, the planner's choice), then scored like the rest.
+            # A speaker's turn is scored from the row its nearest-`k` read already holds (the user filter after that
+            # read, as for the others); only a turn reached by a mention alone is read again.
             "event": (f"WITH s AS MATERIALIZED ({seeds}), "
                       "speakers AS MATERIALIZED (SELECT substr(c.external_ref, 6) AS user_id, s.weight FROM s "
                       "JOIN canonical_entities c ON c.world_id = %(w)s AND c.entity_id = s.entity_id "
                       "WHERE c.external_ref LIKE 'user:%%'), "
-                      "t AS MATERIALIZED (SELECT event_id, max(weight) AS weight FROM ("
-                      " SELECT m.event_id, s.weight FROM s JOIN entity_mentions m ON m.world_id = %(w)s "
-                      " AND m.entity_id = s.entity_id "
-                      " UNION ALL SELECT e.event_id, p.weight FROM speakers p CROSS JOIN LATERAL (SELECT event_id "
-                      "  FROM chat_events e WHERE e.world_id = %(w)s AND e.user_id = p.user_id "
-                      "  AND e.embedding IS NOT NULL ORDER BY e.embedding <=> %(q)s LIMIT %(k)s) e) x "
+                      "t AS MATERIALIZED (SELECT event_id, max(weight) AS weight, max(sim) AS sim, "
+                      " bool_or(said) AS said FROM ("
+                      " SELECT m.event_id, s.weight, NULL::float8 AS sim, false AS said FROM s JOIN entity_mentions m "
+                      " ON m.world_id = %(w)s AND m.entity_id = s.entity_id "
+                      " UNION ALL SELECT e.event_id, p.weight, CASE WHEN e.visible THEN e.sim END, true "
+                      " FROM speakers p CROSS JOIN LATERAL (SELECT n.event_id, "
+                      f"  {_similarity('event', context_weight)} AS sim, {_user_filter('event', user_id)} AS visible "
+                      "  FROM (SELECT event_id, user_id, embedding, context_embedding FROM chat_events e "
+                      "  WHERE e.world_id = %(w)s AND e.user_id = p.user_id AND e.embedding IS NOT NULL "
+                      "  ORDER BY e.embedding <=> %(q)s LIMIT %(k)s) n) e) x "
                       " GROUP BY event_id) "
-                      # One primary-key lookup per reached event (LIMIT 1 keeps the planner from turning it
-                      # around into a scan of the user's events, one per reached event, when it has no statistics).
+                      "SELECT t.event_id AS id, t.weight * t.sim AS score FROM t WHERE t.sim IS NOT NULL UNION ALL "
+                      # One primary-key lookup per event reached by a mention alone (LIMIT 1 keeps the planner from
+                      # turning it around into a scan of the user's events, one per reached event, without statistics).
                       f"SELECT ev.id, t.weight * ev.sim AS score FROM t CROSS JOIN LATERAL (SELECT ev.event_id AS id, "
                       f"{_similarity('event', context_weight)} AS sim FROM chat_events ev WHERE ev.world_id = %(w)s "
                       "AND ev.event_id = t.event_id AND ev.embedding IS NOT NULL "
-                      f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev"),
+                      f"AND {_user_filter('event', user_id, 'ev.')} LIMIT 1) ev WHERE NOT t.said"),
             # The episodes naming a seed, found on the GIN index by a lookup that row-level security leaves it to
             # (migration 0016), then read by primary key.
             "episodic": (f"SELECT p.memory_id AS id, max(s.weight) * {_similarity('episodic', 0)} AS score "

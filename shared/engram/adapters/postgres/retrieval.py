@@ -168,9 +168,8 @@ class RetrievalRepo(PostgresBase):
             # lookup per row whatever the statistics say (a world just filled has none) and under row-level
             # security (a join on substr(external_ref, 6), not LEAKPROOF, could not use an index: every event of
             # the world was read). A user's own events are many: the nearest `k` of each (by HNSW or by the
-            # user's index, the planner's choice), then scored like the rest.
-            # A speaker's turn is scored from the row its nearest-`k` read already holds (the user filter after that
-            # read, as for the others); only a turn reached by a mention alone is read again.
+            # user's index, the planner's choice), scored from the rows that read holds (the user filter after it, as
+            # for the others); only a turn reached by a mention alone is read again, by primary key.
             "event": (f"WITH s AS MATERIALIZED ({seeds}), "
                       "speakers AS MATERIALIZED (SELECT substr(c.external_ref, 6) AS user_id, s.weight FROM s "
                       "JOIN canonical_entities c ON c.world_id = %(w)s AND c.entity_id = s.entity_id "

@@ -204,6 +204,21 @@ def test_an_index_shared_by_worlds_left_by_an_earlier_version_is_split_by_world_
     assert _ids(TantivyIndex(root).search("b", "dog")) == {"1"}  # and opening again changes nothing
 
 
+def test_a_document_of_another_world_in_a_worlds_index_is_never_returned(tmp_path: Path) -> None:
+    # Search filters on no world (a world's index holds its own documents alone): each hit's world is checked, so a
+    # document written to the wrong directory, which no code path does, still stays where it belongs.
+    import tantivy
+
+    index = TantivyIndex(tmp_path / "index")
+    index.upsert([_doc("a", "1", "Dana loves hiking near Lisbon")])
+    with index._writer("a") as (_, writer):
+        writer.add_document(tantivy.Document(key="event\x1f2", world_id="b", doc_id="2", kind="event", user_id="u1",
+                                             conversation="c1", speaker="Bob", text="Bob loves hiking with his dog"))
+    for user, kinds in [(None, None), ("u1", None), (None, ["event"])]:
+        assert _ids(index.search("a", "hiking", user_id=user, kinds=kinds)) == {"1"}
+        assert _ids(index.search("a", "dog", user_id=user, kinds=kinds)) == set()
+
+
 def _drive(clients: Clients, world: str, events: list[dict[str, str]]) -> None:
     """Events ingested and enriched, their documents indexed through the outbox."""
     remember(clients, world, events)

@@ -170,11 +170,12 @@ class TantivyIndex:
         # term would otherwise lift every document of that kind). None for the world (a world's index holds its own
         # documents alone; each hit's world is checked below) nor for every kind: a filter every document passes still
         # costs an intersection with the matches, two thirds of a search whose words most documents hold.
+        every_kind = not kinds or set(kinds) >= EVERY_KIND
         scope: list[tuple[Any, tantivy.Query]] = []
         if user_id is not None:  # the user's own documents and the world's shared ones
             scope.append((tantivy.Occur.Must, self._filter(self._any("user_id", [user_id, ""]))))
-        if kinds and not set(kinds) >= EVERY_KIND:
-            scope.append((tantivy.Occur.Must, self._filter(self._any("kind", list(kinds)))))
+        if not every_kind:
+            scope.append((tantivy.Occur.Must, self._filter(self._any("kind", list(kinds or ())))))
         index.reload()  # what another process committed too (engram reindex beside a server): 15 µs if nothing
         searcher = index.searcher()
         words = plain_terms(query).split() if query.strip() and not has_syntax(query) else []
@@ -182,8 +183,8 @@ class TantivyIndex:
         # when every kind is asked (no count), else the kinds' counts added up.
         in_scope = None
         if user_id is None and words:
-            in_scope = int(searcher.num_docs) if not kinds or set(kinds) >= EVERY_KIND else \
-                sum(_count(searcher, self._term("kind", k)) for k in dict.fromkeys(kinds))
+            in_scope = int(searcher.num_docs) if every_kind else \
+                sum(_count(searcher, self._term("kind", k)) for k in dict.fromkeys(kinds or ()))
         parsed = self._scope_weighted(searcher, words, scope, in_scope) if words else self._parse(query)
         full = tantivy.Query.boolean_query([(tantivy.Occur.Must, parsed), *scope]) if scope else parsed
         result = searcher.search(full, limit=limit)

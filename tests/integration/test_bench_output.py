@@ -138,3 +138,13 @@ def test_the_latency_command_keeps_its_world_and_checks_the_top_10_against_an_ea
     with pytest.raises(ValueError, match="holds a world of 2000 events"):
         main(["bench", "latency", "--memories", "3000", "--queries", "4", "--data-dir", str(world),
               "--out", str(tmp_path / "fourth")])
+
+
+def test_train_ranker_refuses_seeds_that_are_not_integers_before_it_reads_anything(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "train-ranker", "--dataset", str(tmp_path / "none.json"), "--out", str(tmp_path / "out"),
+              "--seeds", "7,one"])
+    assert exit_.value.code == 2
+    assert "not a comma-separated list of integers: '7,one'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

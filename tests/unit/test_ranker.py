@@ -246,3 +246,50 @@ def test_a_candidates_time_position_is_its_place_among_the_known_times_ties_shar
     cols = features(keys, {"semantic": keys}, scored, {}, {}, docs, {}, Query("semantic", []), NOW, H)
     # five known times, oldest first: 3, 3, 1, 1, 0 days ago; the unknown one sits in the middle
     assert cols["time.position"] == [0.0, 0.5, 0.5, 0.0, 1.0, 0.5]
+
+
+def _synthetic_questions(rng: np.random.Generator) -> list[Any]:
+    """Three conversations of questions whose evidence a noisy first feature tells, among noise features."""
+    from engram.bench.ranker import Question
+
+    out = []
+    for conv in ("c1", "c2", "c3"):
+        for n in range(30):
+            relevant = rng.random(40) < 0.1
+            x = rng.normal(size=(40, 4))
+            x[:, 0] += 1.5 * relevant
+            events = [[f"{conv}-{n}-{j}"] for j in range(40)]
+            evidence = tuple(e[0] for e, r in zip(events, relevant, strict=True) if r) or (events[0][0],)
+            labels = np.asarray([1.0 if e[0] in evidence else 0.0 for e in events])
+            out.append(Question(conv, "multi-hop" if n % 2 else "single-hop", evidence, ["a", "b", "c", "d"], x,
+                                labels, events, np.zeros(40), np.zeros((40, 4))))
+    return out
+
+
+def test_the_seed_spread_repeats_the_cross_validation_with_each_seed() -> None:
+    pytest.importorskip("lightgbm")
+    from engram.bench.ranker import seed_spread
+
+    questions = _synthetic_questions(np.random.default_rng(5))
+    small = {"min_data_in_leaf": 20}
+    drawn = seed_spread(questions, ["c1", "c2", "c3"], (7, 1, 2), small, rounds=20)
+    runs, spread = drawn["recall_at_10"], drawn["spread"]
+    assert list(runs) == ["7", "1", "2"] and set(spread) == {"overall", "multi-hop", "single-hop"}
+    assert len({r["overall"] for r in runs.values()}) > 1  # bagging and feature sampling draw from the seed
+    for figure, s in spread.items():
+        values = [r[figure] for r in runs.values()]
+        assert s["min"] == min(values) <= s["mean"] <= max(values) == s["max"]
+    assert spread["overall"]["min"] > 0.5  # the first feature tells the evidence: far above chance (about 0.25)
+    # Without bagging or feature sampling the seed draws nothing: every seed gives the same figure.
+    fixed = seed_spread(questions, ["c1", "c2", "c3"], (7, 1), {**small, "bagging_fraction": 1.0,
+                                                                "feature_fraction": 1.0}, rounds=20)
+    assert fixed["spread"]["overall"]["min"] == fixed["spread"]["overall"]["max"]
+
+
+def test_the_report_table_shows_the_seed_spread() -> None:
+    from engram.bench.ranker import table
+
+    cv = {"questions": 2, "overall": {"recall@10": 0.8}, "by_category": {}}
+    report = {"trained_on": ["c1"], "folds": [], "cv": {"learned": cv, "fusion": cv},
+              "seeds": {"seeds": [7, 1], "spread": {"overall": {"min": 0.795, "mean": 0.7976, "max": 0.8002}}}}
+    assert "  overall      0.7950 / 0.7976 / 0.8002" in table(report).splitlines()

@@ -133,6 +133,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--held-out", default="conv-42,conv-43",
                    help="conversations the shipped model never sees, as `bench retrieval` reports them apart "
                         "(default %(default)s; empty: train on all)")
+    p.add_argument("--seeds", type=_integers, default=(7, 1, 2),
+                   help="LightGBM seeds the cross-validation is repeated with, to show how far its figure moves with "
+                        "the draw alone, comma-separated (default 7,1,2; empty: none)")
     p = benches.add_parser("relations", help="DialogRE relations extracted by the offline model, next to the regex "
                                              "extractor")
     p.set_defaults(run=_bench_relations)
@@ -250,6 +253,14 @@ def _bench_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _integers(text: str) -> tuple[int, ...]:
+    """A comma-separated list of integers (an argument's type: a bad one is argparse's usage error)."""
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+
+
 def _bench_train_ranker(args: argparse.Namespace) -> int:
     from engram.bench.progress import ConsoleProgress
     from engram.bench.ranker import run, table
@@ -257,7 +268,7 @@ def _bench_train_ranker(args: argparse.Namespace) -> int:
     _quiet()
     held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
     report = run(args.dataset, args.out, cache_dir=None if args.no_cache else args.cache, model_path=args.model,
-                 held_out=held_out, progress=ConsoleProgress(prefix="engram: "))
+                 held_out=held_out, seeds=args.seeds, progress=ConsoleProgress(prefix="engram: "))
     print(table(report))
     print(f"(model written to {report['model_path']}; figures to {args.out / 'ranker.json'})")
     return 0

@@ -14,6 +14,12 @@ from psycopg import sql
 # about 60,000 events: past that, every search copies index pages back from the OS cache (fused search at 100,000
 # events: semantic brain p50 7.3 ms with 128 MB, 4.9 ms with the index in shared buffers).
 SERVER_SETTINGS = {"shared_buffers": "512MB"}
+# Libraries the server loads at start, added to those its configuration already names. pg_prewarm's autoprewarm worker
+# writes down which pages shared buffers hold (every five minutes and when the server stops) and reads them back in
+# when it starts: a restarted server answers its first questions from warm buffers, as it did before it stopped, not
+# from the OS cache (100,000 events: an entity question's first search after a start 43.8 -> 29.3 ms, the 38,000
+# pages it would have read on the way).
+PRELOAD = ("pg_prewarm",)
 
 
 def start_embedded_postgres(data_dir: Path) -> Any:
@@ -31,7 +37,7 @@ def start_embedded_postgres(data_dir: Path) -> Any:
 
 
 def _apply_settings(server: Any) -> bool:
-    """Write SERVER_SETTINGS the server does not run with yet; whether a restart is needed for them."""
+    """Write SERVER_SETTINGS and PRELOAD the server does not run with yet; whether a restart is needed for them."""
     with psycopg.connect(server.get_uri("postgres"), autocommit=True) as conn:
         stale = [name for name, value in SERVER_SETTINGS.items()
                  if conn.execute("SELECT pg_size_bytes(current_setting(%s)) <> pg_size_bytes(%s)",
@@ -39,7 +45,29 @@ def _apply_settings(server: Any) -> bool:
         for name in stale:
             conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name),
                                                                    sql.Literal(SERVER_SETTINGS[name])))
-    return bool(stale)
+        loaded = _preloaded(conn)
+        missing = [library for library in PRELOAD if library not in loaded and _loads(conn, library)]
+        if missing:
+            # One literal per library: a single 'a, b' would be read as one library of that name, and the server
+            # would not start again.
+            conn.execute(sql.SQL("ALTER SYSTEM SET shared_preload_libraries = {}").format(
+                sql.SQL(", ").join(sql.Literal(library) for library in [*loaded, *missing])))
+    return bool(stale or missing)
+
+
+def _preloaded(conn: psycopg.Connection[Any]) -> list[str]:
+    row = conn.execute("SELECT current_setting('shared_preload_libraries')").fetchone()
+    return [name.strip().strip('"') for name in (row[0] if row else "").split(",") if name.strip()]
+
+
+def _loads(conn: psycopg.Connection[Any], library: str) -> bool:
+    """Whether this server's build has the library: it is loaded into this session first, so that a build without
+    it never gets a setting it could not start with."""
+    try:
+        conn.execute(sql.SQL("LOAD {}").format(sql.Literal(library)))
+    except psycopg.Error:
+        return False
+    return True
 
 
 def ensure_database(server: Any, name: str) -> str:

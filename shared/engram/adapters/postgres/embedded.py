@@ -17,8 +17,8 @@ SERVER_SETTINGS = {"shared_buffers": "512MB"}
 # Libraries the server loads at start, added to those its configuration already names. pg_prewarm's autoprewarm worker
 # writes down which pages shared buffers hold (every five minutes and when the server stops) and reads them back in
 # when it starts: a restarted server answers its first questions from warm buffers, as it did before it stopped, not
-# from the OS cache (100,000 events: an entity question's first search after a start 43.8 -> 29.3 ms, the 38,000
-# pages it would have read on the way).
+# from the OS cache (100,000 events: the first pass over the latency bench's entity questions after a start 43.8 ->
+# 29.3 ms a search, without the 38,000 pages it read from the OS cache).
 PRELOAD = ("pg_prewarm",)
 
 

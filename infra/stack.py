@@ -96,6 +96,8 @@ class EngramStack(Stack):
         }
         if database.host is not None:
             settings["database_host"] = database.host
+        # Prepared statements where the functions reach the writer itself; RDS Proxy pins a session that prepares.
+        settings["database_prepare"] = database.host is None
         if search is not None:
             settings["opensearch_url"] = f"https://{search.domain.domain_endpoint}"
         if anthropic_key is not None:

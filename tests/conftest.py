@@ -46,7 +46,7 @@ def pg_store(pg_url: str) -> Iterator[object]:
     """A PostgresStore over the module's fresh database."""
     from engram.adapters.postgres.store import PostgresStore
 
-    store = PostgresStore(pg_url, max_size=4)
+    store = PostgresStore(pg_url, max_size=4, prepare=True)  # as the embedded default opens it
     yield store
     store.close()
 

@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(default=None, validation_alias="DATABASE_URL")
     database_secret_arn: str | None = None  # on AWS: credentials from Secrets Manager
     database_host: str | None = None  # on AWS: the RDS Proxy endpoint, in place of the secret's host
+    # Server-side prepared statements (`PostgresBase`'s `prepare`). None: on the embedded server only, since RDS Proxy
+    # pins a session that prepares to its client and PgBouncer in transaction mode before 1.21 cannot carry them.
+    database_prepare: bool | None = None
     opensearch_url: str | None = Field(default=None, validation_alias="OPENSEARCH_URL")
     opensearch_index_prefix: str = "engram"
     # The keyword brain. None: OpenSearch when OPENSEARCH_URL is set, else tantivy on disk; "postgres" is the

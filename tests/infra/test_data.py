@@ -64,6 +64,7 @@ def test_small_is_one_writer_that_pauses_at_zero_acu_with_no_proxy(small: Templa
     # Reserved concurrency bounds the connections; the functions go straight to the writer (the secret's host).
     assert _functions_group(small) in _ingress_sources(small, _cluster_group(small))
     assert "ENGRAM_DATABASE_HOST" not in environment(small, "api")
+    assert all(environment(small, f)["ENGRAM_DATABASE_PREPARE"] == "true" for f in engram_functions(small))
 
 
 def test_prod_is_a_writer_and_a_reader_behind_an_rds_proxy_that_requires_tls(prod: Template) -> None:
@@ -78,6 +79,7 @@ def test_prod_is_a_writer_and_a_reader_behind_an_rds_proxy_that_requires_tls(pro
     assert target_group["DBClusterIdentifiers"] == [{"Ref": only(prod, "AWS::RDS::DBCluster")[0]}]
     for folder in engram_functions(prod):
         assert environment(prod, folder)["ENGRAM_DATABASE_HOST"] == {"Fn::GetAtt": [proxy, "Endpoint"]}
+        assert environment(prod, folder)["ENGRAM_DATABASE_PREPARE"] == "false"  # the proxy would pin each session
     proxy_group = props["VpcSecurityGroupIds"][0]["Fn::GetAtt"][0]
     assert _functions_group(prod) in _ingress_sources(prod, proxy_group)
     assert _functions_group(prod) not in _ingress_sources(prod, _cluster_group(prod))

@@ -1,5 +1,6 @@
 """The embedded PostgreSQL server's own settings: a restarted server reads back the pages it held in shared
-buffers (pg_prewarm's autoprewarm), and the libraries a data directory already preloads are kept beside it."""
+buffers (pg_prewarm's autoprewarm), and the libraries a data directory already preloads are kept beside it; and the
+store's prepared statements, on for the embedded server and off elsewhere."""
 
 from __future__ import annotations
 
@@ -71,3 +72,22 @@ def test_the_libraries_a_data_directory_preloads_already_are_kept_beside_pg_prew
         assert libraries == ["pg_stat_statements", *PRELOAD]
     finally:
         server.cleanup()
+
+
+@pytest.mark.parametrize("prepare", [True, False])
+def test_a_store_that_prepares_keeps_a_statement_run_five_times_prepared_on_its_connection(
+        pg_url: str, prepare: bool) -> None:
+    from engram.adapters.postgres.base import PREPARE_AFTER, PostgresBase
+
+    db = PostgresBase(pg_url, max_size=1, prepare=prepare)  # one connection: every statement runs on it
+    try:
+        for _ in range(PREPARE_AFTER + 1):
+            with db.tx("w1") as cur:
+                cur.execute("SELECT count(*) FROM chat_events WHERE world_id = %s", ("w1",))
+        with db.tx("w1") as cur:
+            cur.execute("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE %s",
+                        ("%FROM chat_events WHERE world_id%",))
+            row = cur.fetchone()
+        assert row is not None and (row["n"] == 1) is prepare
+    finally:
+        db.pool.close()

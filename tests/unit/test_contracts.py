@@ -30,6 +30,16 @@ def test_the_model_defaults_to_offline_without_a_key_and_to_anthropic_with_one()
     assert Settings(llm=None, ANTHROPIC_API_KEY="k").resolved_llm() == "anthropic"  # type: ignore[call-arg]
 
 
+def test_statements_are_prepared_on_the_embedded_server_only_unless_the_setting_says() -> None:
+    from engram.app.factory import prepares
+
+    assert prepares(Settings(DATABASE_URL=None, database_secret_arn=None))  # type: ignore[call-arg]
+    assert not prepares(Settings(DATABASE_URL="postgresql://db/engram"))  # type: ignore[call-arg]
+    assert not prepares(Settings(DATABASE_URL=None, database_secret_arn="arn:aws:secretsmanager:x"))  # type: ignore[call-arg]  # RDS Proxy in prod
+    assert prepares(Settings(DATABASE_URL="postgresql://db/engram", database_prepare=True))  # type: ignore[call-arg]
+    assert not prepares(Settings(DATABASE_URL=None, database_prepare=False))  # type: ignore[call-arg]
+
+
 def test_a_query_counts_down_its_info_requests_and_then_may_ask_no_more() -> None:
     query = WorldQuery(world_id="w", query_id="q", user_id="u", question="?", created_at=utcnow(),
                        config=QueryConfig(max_info_requests=2))

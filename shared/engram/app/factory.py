@@ -32,7 +32,14 @@ def database_url(settings: Settings, embedding_dim: int) -> str:
 def build_store(settings: Settings, embedding_dim: int) -> PostgresStore:
     from engram.adapters.postgres.store import PostgresStore
 
-    return PostgresStore(database_url(settings, embedding_dim))
+    return PostgresStore(database_url(settings, embedding_dim), prepare=prepares(settings))
+
+
+def prepares(settings: Settings) -> bool:
+    """Whether the store prepares its statements on the server: `database_prepare`, else on the embedded server only."""
+    if settings.database_prepare is not None:
+        return settings.database_prepare
+    return not settings.database_url and not settings.database_secret_arn
 
 
 def build_index(settings: Settings, store: PostgresStore | None = None) -> KeywordIndex:

@@ -126,7 +126,7 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     try:
         url = ensure_database(server, "engram")
         apply_migrations(url, DIM)
-        store = PostgresStore(url, max_size=4)
+        store = PostgresStore(url, max_size=4, prepare=True)  # the embedded server's, as `build_store` opens it
         index = TantivyIndex(data_dir / "index")
         clients = Clients(settings=Settings(data_dir=data_dir, embedder="hash", llm="offline"), store=store,
                           index=index, embedder=HashEmbedder(DIM), llm=OfflineLLM(), workflows=InlineWorkflows())

@@ -30,7 +30,7 @@ def embedded_clients(data_dir: Path, *, embedder: str = "minilm") -> Iterator[Cl
     server = start_embedded_postgres(data_dir)
     url = ensure_database(server, "engram")
     apply_migrations(url, vectors.dim)
-    store = PostgresStore(url, max_size=4)
+    store = PostgresStore(url, max_size=4, prepare=True)  # the embedded server's, as `build_store` opens it
     index = TantivyIndex(data_dir / "index")
     workflows = InlineWorkflows()
     clients = Clients(settings=settings, store=store, index=index, embedder=vectors, llm=OfflineLLM(),

@@ -21,6 +21,7 @@ from engram.observability import logger
 APP_ROLE = "engram_app"  # the roles of migration 0008
 MAINTENANCE_ROLE = "engram_maintenance"
 RECHECK_IDLE_S = 10.0  # a pooled connection idle longer than this is checked before it is lent out
+PREPARE_AFTER = 5  # with `prepare`, a statement is prepared on a connection once it has run this many times there
 
 Row = dict[str, Any]
 
@@ -33,14 +34,19 @@ def normalize_name(text: str) -> str:
 class PostgresBase:
     """Owns the pool. Repositories (mixins) use `self.tx(world_id)` for every statement."""
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, prepare: bool = False) -> None:
+        """`prepare`: psycopg prepares on the server a statement a connection has run five times, and PostgreSQL then
+        skips parsing it and, where its generic plan is as good, planning it (a search at 100,000 events: about 2 ms
+        less CPU in PostgreSQL). Off behind RDS Proxy, which pins to its client a session that prepares, and PgBouncer
+        in transaction mode before 1.21, which cannot carry prepared statements (`Settings.database_prepare`)."""
         self.url = url
         # `check` replaces a connection the server closed while the process slept (Aurora closes idle
         # sessions so that an idle cluster can pause) instead of lending it out broken.
         self._returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False, configure=self._configure,
-            kwargs={"autocommit": False, "prepare_threshold": None}, check=self._check, reset=self._returned_now,
+            kwargs={"autocommit": False, "prepare_threshold": PREPARE_AFTER if prepare else None}, check=self._check,
+            reset=self._returned_now,
         )
         try:
             self.pool.open(wait=True, timeout=30)

@@ -152,7 +152,7 @@ class EntityRepo(PostgresBase):
             # The trigram index prunes with this threshold: at pg_trgm's default (0.3) it would hand far more
             # rows to the recheck than the cascade ever keeps.
             cur.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(fuzzy_min),))
-            cur.execute(_MATCH, params)  # not prepared: named statements would pin sessions on RDS Proxy
+            cur.execute(_MATCH, params)
             rows = cur.fetchall()
         return [NameMatch.model_validate(r) for r in rows]
 

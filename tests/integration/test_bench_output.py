@@ -135,9 +135,10 @@ def test_the_latency_command_keeps_its_world_and_checks_the_top_10_against_an_ea
     doctored.write_text(json.dumps({"top_10": {q: list(reversed(hits)) for q, hits in top.items()}}))
     assert main([*command, "--out", str(tmp_path / "third"), "--same-top-10-as", str(doctored)]) == 1
     assert f"{len(top)} differ" in capsys.readouterr().out  # every question the doctored run reversed
-    with pytest.raises(ValueError, match="holds a world of 2000 events"):
-        main(["bench", "latency", "--memories", "3000", "--queries", "4", "--data-dir", str(world),
-              "--out", str(tmp_path / "fourth")])
+    assert main(["bench", "latency", "--memories", "3000", "--queries", "4", "--data-dir", str(world),
+                 "--out", str(tmp_path / "fourth")]) == 2
+    assert "holds a world of 2000 events, not 3000: pass --memories 2000" in capsys.readouterr().err
+    assert not (tmp_path / "fourth").exists() and (world / "loaded").read_text().strip() == "2000"
 
 
 def test_train_ranker_refuses_seeds_that_are_not_integers_before_it_reads_anything(

@@ -133,7 +133,9 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
         started = loaded = built = time.perf_counter()
         marker = data_dir / "loaded"
         if marker.exists() and marker.read_text().strip() not in ("", str(memories)):
-            raise ValueError(f"{data_dir} holds a world of {marker.read_text().strip()} events, not {memories}")
+            held = marker.read_text().strip()
+            raise WorldMismatch(f"{data_dir} holds a world of {held} events, not {memories}: pass --memories {held}, "
+                                "or another --data-dir")
         if not marker.exists():
             with progress.bar(f"loading {memories:,} events", memories) as advance:
                 _load(store, memories, texts, advance)
@@ -171,6 +173,10 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
     return LatencyResult(memories=memories, fused_ms=fused, bare_ms=bare, load_s=loaded - started,
                          index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None,
                          samples_ms={FUSED: fused_samples, BARE: bare_samples}, top_10=top_10)
+
+
+class WorldMismatch(ValueError):
+    """The kept world (`--data-dir`) holds another number of events than the run asks for."""
 
 
 def _load(store: Any, memories: int, texts: list[str], advance: Callable[[int], None]) -> None:

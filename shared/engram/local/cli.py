@@ -300,7 +300,7 @@ def _bench_qa(args: argparse.Namespace) -> int:
 
 
 def _bench_latency(args: argparse.Namespace) -> int:
-    from engram.bench.latency import changed_top_10, locomo_texts_and_queries, run, run_in
+    from engram.bench.latency import WorldMismatch, changed_top_10, locomo_texts_and_queries, run, run_in
     from engram.bench.progress import ConsoleProgress
 
     _quiet()
@@ -310,8 +310,12 @@ def _bench_latency(args: argparse.Namespace) -> int:
         result = run(args.memories, texts=texts, queries=queries, progress=progress, timed=args.queries)
     else:
         args.data_dir.mkdir(parents=True, exist_ok=True)
-        result = run_in(args.data_dir, args.memories, texts=texts, queries=queries, progress=progress,
-                        timed=args.queries)
+        try:
+            result = run_in(args.data_dir, args.memories, texts=texts, queries=queries, progress=progress,
+                            timed=args.queries)
+        except WorldMismatch as exc:
+            print(f"engram: {exc}", file=sys.stderr)
+            return 2
     written = result.write(args.out)
     print(f"fused search   p50 {result.fused_ms['p50']:8.2f} ms   p95 {result.fused_ms['p95']:8.2f} ms")
     print(f"bare top-k     p50 {result.bare_ms['p50']:8.2f} ms   p95 {result.bare_ms['p95']:8.2f} ms")

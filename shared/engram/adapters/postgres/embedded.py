@@ -2,18 +2,49 @@
 
 from __future__ import annotations
 
+import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
+# The memory-limit files of a container (cgroup v2, then v1): a limit under the machine's memory is the server's.
+_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def shared_buffers_mb(memory: int | None = None) -> int:
+    """Shared buffers for the embedded server: an eighth of the memory it may use, within 512 MB and 4 GB. PostgreSQL's
+    128 MB hold the HNSW index of about 60,000 events: past that, every search copies index pages back from the OS
+    cache (100,000 events: semantic brain p50 7.3 ms with 128 MB, 4.9 ms with the index in shared buffers). At a
+    million events (a 2 GB index) 3 GB instead of 512 MB took the latency bench's p95 from 91-95 to 67-75 ms; at
+    100,000, which 512 MB mostly holds, the CPU a search is the same. The buffers take memory only as pages are read
+    into them: a small world never fills them."""
+    available = _memory_bytes() if memory is None else memory
+    return int(min(max(available // 8 // 2**20, 512), 4096))
+
+
+def _memory_bytes(limits: Sequence[str] = _MEMORY_LIMITS) -> int:
+    """The machine's memory, or its container's limit when that is lower (0 when neither can be read)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+        memory = 0
+    for path in limits:
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and (memory == 0 or int(text) < memory):  # cgroup v2 says "max" for no limit
+            memory = int(text)
+    return memory
+
+
 # Settings of the embedded server that its defaults get wrong for a memory store, applied with ALTER SYSTEM (and a
-# restart) the first time a data directory starts. PostgreSQL's 128 MB of shared buffers hold the HNSW index of
-# about 60,000 events: past that, every search copies index pages back from the OS cache (fused search at 100,000
-# events: semantic brain p50 7.3 ms with 128 MB, 4.9 ms with the index in shared buffers).
-SERVER_SETTINGS = {"shared_buffers": "512MB"}
+# restart) the first time a data directory starts, or when they change (with the machine's memory, say).
+SERVER_SETTINGS = {"shared_buffers": f"{shared_buffers_mb()}MB"}
 # Libraries the server loads at start, added to those its configuration already names. pg_prewarm's autoprewarm worker
 # writes down which pages shared buffers hold (every five minutes and when the server stops) and reads them back in
 # when it starts: a restarted server answers its first questions from warm buffers, as it did before it stopped, not

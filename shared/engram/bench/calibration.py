@@ -14,7 +14,8 @@ missing from the small one too: the small pools are a little smaller than the wo
 The score's map (`fit`, `ranker.PoolMap`) reads the raw score through the isotonic fit on the full pools, and
 the pool's size: a logistic map of the isotonic logit, the log of the pool's size and their product, fitted on
 the out-of-fold raw scores of pools of every size; its slope on the isotonic logit stays positive, so every
-query's order is the trees'.
+query's order is the trees'. `pool_reliability` reads, by pool kind, how well the score of the search's first hits
+says their share relevant, before the pool map and after it (fitted on the other conversations' pools).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +41,7 @@ SESSIONS = (1, 3)  # the small worlds' sizes, in consecutive sessions
 UNRELATED = 0.5
 BUCKETS = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6, 1.0)  # the reliability tables' score buckets
 _EPSILON = 1e-4  # the isotonic probability is clipped this far from 0 and 1 before its logit
+HITS = 10  # the search's default limit: the hits the score's reliability is read on
 
 
 def session_of(event_id: str) -> int | None:
@@ -145,3 +149,44 @@ def expected_error(scores: np.ndarray, labels: np.ndarray) -> float:
     total = sum(r["candidates"] for r in rows)
     return round(sum(r["candidates"] * abs(r["mean_score"] - r["share_relevant"]) for r in rows) / total, 5) \
         if total else math.nan
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One question's candidates in one world, out of fold: raw scores and labels."""
+
+    conversation: str
+    kind: str  # "full", "1 session", "3 sessions"
+    raw: np.ndarray
+    labels: np.ndarray
+
+
+def pooled(isotonic: dict[str, list[float]], pools: Sequence[Pool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pool's candidates: isotonic probability, pool size, label."""
+    probability = np.concatenate([np.interp(p.raw, isotonic["x"], isotonic["y"]) for p in pools])
+    size = np.concatenate([np.full(len(p.raw), len(p.raw)) for p in pools])
+    return np.clip(probability, 0.0, 1.0), size, np.concatenate([p.labels for p in pools])
+
+
+def pool_reliability(isotonic: dict[str, list[float]], pools: Sequence[Pool]) -> dict[str, Any]:
+    """By pool kind: the reliability of the search's hits (each pool's first HITS) and the expected calibration
+    error of hits and of every candidate, with the isotonic map alone ("before") and with the pool map fitted
+    on the other conversations' pools ("after", out of fold like the raw scores)."""
+    maps = {c: fit(*pooled(isotonic, [p for p in pools if p.conversation != c]))
+            for c in dict.fromkeys(p.conversation for p in pools)}
+    out: dict[str, Any] = {}
+    for kind in dict.fromkeys(p.kind for p in pools):
+        mine = [p for p in pools if p.kind == kind]
+        top = [np.argsort(-p.raw, kind="stable")[:HITS] for p in mine]
+        before = [np.clip(np.interp(p.raw, isotonic["x"], isotonic["y"]), 0.0, 1.0) for p in mine]
+        after = [maps[p.conversation].probability(b, len(b)) for p, b in zip(mine, before, strict=True)]
+        labels = np.concatenate([p.labels for p in mine])
+        hit_labels = np.concatenate([p.labels[t] for p, t in zip(mine, top, strict=True)])
+        row: dict[str, Any] = {"pools": len(mine), "median_candidates": int(np.median([len(p.raw) for p in mine]))}
+        for name, scores in (("before", before), ("after", after)):
+            hits = np.concatenate([s[t] for s, t in zip(scores, top, strict=True)])
+            row[name] = {"ece_hits": expected_error(hits, hit_labels),
+                         "ece_candidates": expected_error(np.concatenate(scores), labels),
+                         "hits": reliability(hits, hit_labels)}
+        out[kind] = row
+    return out

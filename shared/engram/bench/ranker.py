@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from engram.bench import calibration, losses, metrics
-from engram.bench.calibration import reliability
+from engram.bench.calibration import HITS, Pool, pool_reliability, pooled, reliability
 from engram.bench.locomo import CATEGORIES, Conversation, load, world_of
 from engram.bench.progress import ConsoleProgress, Progress
 from engram.bench.retrieval import DEPTH, HELD_OUT, _data_dir, _fingerprint, _ingest_all
@@ -49,7 +49,6 @@ PARAMS: dict[str, Any] = {
 }
 ROUNDS = 60  # 150 rounds at 0.05 gave the same CV Recall@10 (0.809 against 0.807) at 2.5 times the walk
 _SEED = 20  # the draw of the questions a small world cannot answer
-HITS = 10  # the search's default limit: the hits the score's reliability is read on
 # LightGBM seeds the cross-validation is repeated with (its bagging and feature sampling draw from them): how far
 # the figure moves with the draw alone, which a change to the ranking must clear to be more than chance
 SEEDS = (7, 1, 2)
@@ -203,7 +202,7 @@ def train(questions: list[Question], conversations: list[str], held_out: Sequenc
     isotonic = _calibration(isotonic_regression, raw_all, labels_all)
     pools = [Pool(q.sample_id, q.pool, raw, q.labels)
              for q, raw in zip([*questions, *small], [*oof_raw, *small_raw], strict=True) if len(q.labels)]
-    pool_map = calibration.fit(*_pooled(isotonic, pools))
+    pool_map = calibration.fit(*pooled(isotonic, pools))
     fit_on = [i for i, q in enumerate(questions) if q.sample_id not in held_out] or list(range(len(questions)))
     booster = _fit(lgb, [questions[i] for i in fit_on], [aligned[i] for i in fit_on], names, params, rounds)
     model = trimmed(booster.dump_model(), {**isotonic, "pool": pool_map.document()})
@@ -255,47 +254,6 @@ def seed_spread(questions: list[Question], conversations: list[str], seeds: Sequ
         values = [r[figure] for r in runs.values()]
         spread[figure] = {"min": min(values), "mean": round(statistics.fmean(values), 4), "max": max(values)}
     return {"seeds": list(seeds), "recall_at_10": runs, "spread": spread}
-
-
-@dataclass(frozen=True)
-class Pool:
-    """One question's candidates in one world, out of fold: raw scores and labels."""
-
-    conversation: str
-    kind: str  # "full", "1 session", "3 sessions"
-    raw: np.ndarray
-    labels: np.ndarray
-
-
-def _pooled(isotonic: dict[str, list[float]], pools: Sequence[Pool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every pool's candidates: isotonic probability, pool size, label."""
-    probability = np.concatenate([np.interp(p.raw, isotonic["x"], isotonic["y"]) for p in pools])
-    size = np.concatenate([np.full(len(p.raw), len(p.raw)) for p in pools])
-    return np.clip(probability, 0.0, 1.0), size, np.concatenate([p.labels for p in pools])
-
-
-def pool_reliability(isotonic: dict[str, list[float]], pools: Sequence[Pool]) -> dict[str, Any]:
-    """By pool kind: the reliability of the search's hits (each pool's first HITS) and the expected calibration
-    error of hits and of every candidate, with the isotonic map alone ("before") and with the pool map fitted
-    on the other conversations' pools ("after", out of fold like the raw scores)."""
-    maps = {c: calibration.fit(*_pooled(isotonic, [p for p in pools if p.conversation != c]))
-            for c in dict.fromkeys(p.conversation for p in pools)}
-    out: dict[str, Any] = {}
-    for kind in dict.fromkeys(p.kind for p in pools):
-        mine = [p for p in pools if p.kind == kind]
-        top = [np.argsort(-p.raw, kind="stable")[:HITS] for p in mine]
-        before = [np.clip(np.interp(p.raw, isotonic["x"], isotonic["y"]), 0.0, 1.0) for p in mine]
-        after = [maps[p.conversation].probability(b, len(b)) for p, b in zip(mine, before, strict=True)]
-        labels = np.concatenate([p.labels for p in mine])
-        hit_labels = np.concatenate([p.labels[t] for p, t in zip(mine, top, strict=True)])
-        row: dict[str, Any] = {"pools": len(mine), "median_candidates": int(np.median([len(p.raw) for p in mine]))}
-        for name, scores in (("before", before), ("after", after)):
-            hits = np.concatenate([s[t] for s, t in zip(scores, top, strict=True)])
-            row[name] = {"ece_hits": calibration.expected_error(hits, hit_labels),
-                         "ece_candidates": calibration.expected_error(np.concatenate(scores), labels),
-                         "hits": reliability(hits, hit_labels)}
-        out[kind] = row
-    return out
 
 
 def fit_evidence(questions: Sequence[Question]) -> Evidence:

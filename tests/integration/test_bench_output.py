@@ -109,7 +109,11 @@ def test_the_latency_command_piped_to_a_file_shows_progress_and_writes_json_and_
     assert "engram: loading 2,000 events: 2,000/2,000 (100%)" in out
     assert "engram: timing fused search: 20/20 (100%)" in out  # as many warm-up queries (at most 20), then 10 timed
     assert "fused search   p50" in out and "\x1b" not in out
-    assert json.loads((tmp_path / "latency.json").read_text())["memories"] == 2_000
+    # Of the first ten default questions, the first, fifth and ninth name one of the world's entities.
+    assert "  naming an entity (3): p50" in out and "  the others (7): p50" in out
+    document = json.loads((tmp_path / "latency.json").read_text())
+    assert document["memories"] == 2_000
+    assert document["fused_search_ms_by_question"]["naming an entity"]["queries"] == 3
     assert _png_size(tmp_path / "latency.png")[0] == 11 * DPI
 
 

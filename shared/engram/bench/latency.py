@@ -39,6 +39,9 @@ QUERIES = 200
 WARMUP = 20
 FUSED = "fused search"
 BARE = "bare pgvector top-10"
+# The fused search's questions by what its cost depends on most: the graph brain's walk and the candidates it adds.
+NAMING, OTHERS = "naming an entity", "the others"
+QUESTION_GROUPS = (NAMING, OTHERS)
 # The synthetic world's topics (its sentences') and the questions asked of each without `--dataset`.
 TOPICS = ("garden", "museum", "concert", "painting", "adoption", "marathon", "recipe", "camping")
 QUESTION_FORMS = ("What did we say about the {}?", "When did I talk about the {} with my friend?",
@@ -56,9 +59,11 @@ class LatencyResult:
     minilm_query_ms: float | None
     samples_ms: dict[str, list[float]]  # every timed query, by system (FUSED, BARE)
     top_10: dict[str, list[str]] = field(default_factory=dict)  # each distinct query's fused top 10 ("kind:id")
+    by_question: dict[str, dict[str, float]] = field(default_factory=dict)  # fused percentiles by `QUESTION_GROUPS`
 
     def document(self) -> dict[str, Any]:
         return {"memories": self.memories, "world": WORLD, "fused_search_ms": self.fused_ms,
+                "fused_search_ms_by_question": self.by_question,
                 "bare_pgvector_top_k_ms": self.bare_ms,
                 "fused_to_bare": {p: round(self.fused_ms[p] / self.bare_ms[p], 1) for p in ("p50", "p95")},
                 "load_s": round(self.load_s, 1),
@@ -154,12 +159,15 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
         with progress.bar(f"timing {BARE}", min(WARMUP, timed) + timed) as advance:
             bare_samples = _time(lambda i: _bare_top_k(store, vectors[i % len(vectors)]), timed, advance)
         top_10: dict[str, list[str]] = {}
+        naming: set[str] = set()  # the questions in which the search found an entity
 
         def fused_search(i: int) -> None:
             # The world is resolved per search, as the API does per request (its config read once).
             query = queries[i % len(queries)]
-            hits = search(clients, clients.world(WORLD), query, user_id=None, limit=10).hits
-            top_10[query] = [f"{h.kind}:{h.doc_id}" for h in hits]
+            response = search(clients, clients.world(WORLD), query, user_id=None, limit=10)
+            top_10[query] = [f"{h.kind}:{h.doc_id}" for h in response.hits]
+            if response.entities:
+                naming.add(query)
 
         with progress.bar(f"timing {FUSED}", min(WARMUP, timed) + timed) as advance:
             fused_samples = _time(fused_search, timed, advance)
@@ -172,7 +180,17 @@ def run_in(data_dir: Path, memories: int, *, texts: list[str] | None = None, que
         server.cleanup()
     return LatencyResult(memories=memories, fused_ms=fused, bare_ms=bare, load_s=loaded - started,
                          index_s=built - loaded, minilm_query_ms=_minilm_query_ms() if measure_minilm else None,
-                         samples_ms={FUSED: fused_samples, BARE: bare_samples}, top_10=top_10)
+                         samples_ms={FUSED: fused_samples, BARE: bare_samples}, top_10=top_10,
+                         by_question=by_question(fused_samples, queries, naming))
+
+
+def by_question(samples: list[float], queries: list[str], naming: set[str]) -> dict[str, dict[str, float]]:
+    """The percentiles of the timed searches (`samples[i]` asked `queries[i % len(queries)]`) by `QUESTION_GROUPS`:
+    those naming an entity the search found (`naming`) and the others; a group no search fell in is left out."""
+    groups: dict[str, list[float]] = {group: [] for group in QUESTION_GROUPS}
+    for i, ms in enumerate(samples):
+        groups[NAMING if queries[i % len(queries)] in naming else OTHERS].append(ms)
+    return {group: _percentiles(times) for group, times in groups.items() if times}
 
 
 class WorldMismatch(ValueError):

@@ -318,6 +318,8 @@ def _bench_latency(args: argparse.Namespace) -> int:
             return 2
     written = result.write(args.out)
     print(f"fused search   p50 {result.fused_ms['p50']:8.2f} ms   p95 {result.fused_ms['p95']:8.2f} ms")
+    for group, ms in result.by_question.items():
+        print(f"  {group} ({int(ms['queries'])}): p50 {ms['p50']:.2f} ms, p95 {ms['p95']:.2f} ms")
     print(f"bare top-k     p50 {result.bare_ms['p50']:8.2f} ms   p95 {result.bare_ms['p95']:8.2f} ms")
     print(f"(written to {', '.join(str(p) for p in written)})")
     if args.same_top_10_as is not None:
